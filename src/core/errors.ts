@@ -1,0 +1,251 @@
+/**
+ * Every error the SDK throws. The tree is flat enough to `instanceof` on the class that matters
+ * (`TerminalBusyError`, `IdempotencyConflictError`) and deep enough to catch a family
+ * (`ApiError`, `ConflictError`) at once.
+ */
+
+/** Where a failed call was going: attached to every error raised by a request. */
+export interface RequestContext {
+  /** HTTP method of the call. */
+  method?: string | undefined;
+  /** Request path without the query string (the query carries no secret, but stays out of logs). */
+  path?: string | undefined;
+  /** The `Idempotency-Key` the call sent, for writes. Reuse it to resume the same logical attempt. */
+  idempotencyKey?: string | undefined;
+  /** How many attempts were made before this error was thrown. */
+  attempts?: number | undefined;
+}
+
+/** Documented service error codes. */
+export const ErrorCode = {
+  /** 400: missing required field or invalid value (also an unknown Test `poiId`). */
+  INVALID_REQUEST: 12001,
+  /** 400: `deliverAt` is not ISO 8601. */
+  INVALID_DELIVER_AT: 12002,
+  /** 400: `countryCode` has an invalid format. */
+  INVALID_COUNTRY_CODE: 12006,
+  /** 400: the country is not supported. */
+  COUNTRY_NOT_SUPPORTED: 12009,
+  /** 403: the API key lacks permission, or `webcode` does not match the key. */
+  PERMISSION_DENIED: 11008,
+  /** 502: the terminal could not be reached (for example the offline Test terminal). */
+  TERMINAL_COMMUNICATION: 13004,
+  /** 409: another payment is in progress on the terminal. */
+  TERMINAL_BUSY: 13005,
+} as const;
+
+/** A documented service error code. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Base class of everything the SDK throws. */
+export class PaymentServiceError extends Error {
+  override name = 'PaymentServiceError';
+  /** HTTP method of the request that failed, when a request was made. */
+  method: string | undefined;
+  /** Path of the request that failed, without query string. */
+  path: string | undefined;
+  /** The `Idempotency-Key` sent by the failed write, if any. */
+  idempotencyKey: string | undefined;
+  /** Number of attempts made, when a request was made. */
+  attempts: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; context?: RequestContext }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    const context = options?.context;
+    this.method = context?.method;
+    this.path = context?.path;
+    this.idempotencyKey = context?.idempotencyKey;
+    this.attempts = context?.attempts;
+  }
+
+  /** Fills in request details the layer that created the error did not know. */
+  withContext(context: RequestContext): this {
+    this.method ??= context.method;
+    this.path ??= context.path;
+    this.idempotencyKey ??= context.idempotencyKey;
+    if (context.attempts !== undefined) this.attempts = context.attempts;
+    return this;
+  }
+}
+
+/** A client option is missing or malformed. Thrown by the constructor. */
+export class ConfigurationError extends PaymentServiceError {
+  override name = 'ConfigurationError';
+  /** The option at fault, for example `baseUrl`. */
+  readonly option: string;
+
+  constructor(option: string, message: string) {
+    super(message);
+    this.option = option;
+  }
+}
+
+/** One problem found in a request or a response: where, and what. */
+export interface ValidationIssue {
+  /** Field path, for example `amount.value`; empty for the whole object. */
+  path: string;
+  /** What is wrong with it. */
+  message: string;
+}
+
+function listIssues(issues: readonly ValidationIssue[]): string {
+  return issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
+}
+
+/** A request broke a documented rule. Nothing was sent. */
+export class RequestValidationError extends PaymentServiceError {
+  override name = 'RequestValidationError';
+  /** Every problem found, each with its field path. */
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(issues: readonly ValidationIssue[], context?: RequestContext) {
+    super(`Invalid request, nothing was sent: ${listIssues(issues)}`, context ? { context } : undefined);
+    this.issues = issues;
+  }
+}
+
+/** The service answered something the SDK cannot rely on. */
+export class ResponseValidationError extends PaymentServiceError {
+  override name = 'ResponseValidationError';
+  /** The raw response body, as text. */
+  readonly body: string;
+  /** HTTP status of the response. */
+  readonly status: number | undefined;
+  /** What did not match. */
+  readonly issues: readonly ValidationIssue[];
+
+  constructor(
+    message: string,
+    details: { body: string; status?: number; issues?: readonly ValidationIssue[]; context?: RequestContext },
+  ) {
+    const issues = details.issues ?? [];
+    super(issues.length ? `${message}: ${listIssues(issues)}` : message, details.context ? { context: details.context } : undefined);
+    this.body = details.body;
+    this.status = details.status;
+    this.issues = issues;
+  }
+}
+
+/** No response arrived: connection refused or reset, DNS or TLS failure. The original error is `cause`. */
+export class ConnectionError extends PaymentServiceError {
+  override name = 'ConnectionError';
+  /**
+   * True when the request is known not to have reached the service (refused, DNS failure),
+   * so a resend cannot duplicate anything.
+   */
+  readonly notSent: boolean;
+
+  constructor(message: string, options: { cause?: unknown; notSent: boolean; context?: RequestContext }) {
+    super(message, options);
+    this.notSent = options.notSent;
+  }
+}
+
+/** No complete response arrived within the timeout of an attempt. */
+export class TimeoutError extends PaymentServiceError {
+  override name = 'TimeoutError';
+  /** The per-attempt timeout that elapsed, in milliseconds. */
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number, context?: RequestContext) {
+    super(`No response within ${timeoutMs} ms`, context ? { context } : undefined);
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** Fields of an {@link ApiError}, as read from the failure envelope and the response. */
+export interface ApiErrorDetails {
+  /** HTTP status. */
+  status: number;
+  /** Service error code, when the failure envelope carried one. */
+  code?: number | undefined;
+  /** Service trace id, to quote to support. */
+  traceId?: string | undefined;
+  /** Raw response body, as text. */
+  body: string;
+  /** Response headers. */
+  headers?: Headers | undefined;
+  /** Request details. */
+  context?: RequestContext | undefined;
+}
+
+/** The service answered with a failure envelope or an error status. */
+export class ApiError extends PaymentServiceError {
+  override name = 'ApiError';
+  /** HTTP status. */
+  readonly status: number;
+  /** Service error code (see {@link ErrorCode}), when the failure envelope carried one. */
+  readonly code: number | undefined;
+  /** Service trace id, to quote to support. */
+  readonly traceId: string | undefined;
+  /** Raw response body, as text. */
+  readonly body: string;
+  /** Response headers. Not enumerable, so logs of the error stay short. */
+  declare readonly headers: Headers | undefined;
+
+  constructor(message: string, details: ApiErrorDetails) {
+    super(message, details.context ? { context: details.context } : undefined);
+    this.status = details.status;
+    this.code = details.code;
+    this.traceId = details.traceId;
+    this.body = details.body;
+    Object.defineProperty(this, 'headers', { value: details.headers, enumerable: false });
+  }
+}
+
+/** 400: the service rejected a field (codes 12001, 12002, 12006, 12009). */
+export class InvalidRequestError extends ApiError {
+  override name = 'InvalidRequestError';
+}
+
+/** 403: the key lacks permission or the webcode does not match it (11008), or the IP is not allowed (no code). */
+export class PermissionDeniedError extends ApiError {
+  override name = 'PermissionDeniedError';
+}
+
+/** 409: the request conflicts with the service's state. */
+export class ConflictError extends ApiError {
+  override name = 'ConflictError';
+}
+
+/** Why an `Idempotency-Key` was refused. */
+export type IdempotencyConflictReason = 'body-mismatch' | 'endpoint-mismatch';
+
+/** 409: the `Idempotency-Key` was already used with another body or on another endpoint. Use a new key. */
+export class IdempotencyConflictError extends ConflictError {
+  override name = 'IdempotencyConflictError';
+  /** `body-mismatch`: same key, different body; `endpoint-mismatch`: same key, other endpoint. */
+  readonly reason: IdempotencyConflictReason;
+
+  constructor(message: string, details: ApiErrorDetails & { reason: IdempotencyConflictReason }) {
+    super(message, details);
+    this.reason = details.reason;
+  }
+}
+
+/** 409 / 13005: another payment is in progress on the terminal. Nothing was charged. */
+export class TerminalBusyError extends ConflictError {
+  override name = 'TerminalBusyError';
+}
+
+/** 429: too many requests. */
+export class RateLimitError extends ApiError {
+  override name = 'RateLimitError';
+  /** Delay the service asked for in `Retry-After`, in milliseconds, when it gave one. */
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, details: ApiErrorDetails & { retryAfterMs?: number | undefined }) {
+    super(message, details);
+    this.retryAfterMs = details.retryAfterMs;
+  }
+}
+
+/** 502 / 13004: the service could not talk to the terminal (disconnected, offline). */
+export class TerminalCommunicationError extends ApiError {
+  override name = 'TerminalCommunicationError';
+}
+
+/** Any other 5xx. */
+export class ServerError extends ApiError {
+  override name = 'ServerError';
+}

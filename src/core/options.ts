@@ -1,0 +1,175 @@
+import { ConfigurationError } from './errors.js';
+
+/** Which of the service's two isolated environments a client talks to. */
+export type Environment = 'test' | 'live';
+
+/** A console-like logger. Only `debug` (one line per attempt) and `warn` (retries) are used. */
+export interface Logger {
+  debug(message: string, details?: Record<string, unknown>): void;
+  info(message: string, details?: Record<string, unknown>): void;
+  warn(message: string, details?: Record<string, unknown>): void;
+  error(message: string, details?: Record<string, unknown>): void;
+}
+
+/** Hooks around every HTTP attempt, for adapters that trace or decorate the exchange. */
+export interface ClientHooks {
+  /** Called before each attempt. May return a replacement `Request`. */
+  beforeRequest?: (request: Request) => void | Request | Promise<void | Request>;
+  /** Called after each attempt with a clone of the response. May return a replacement `Response`. */
+  afterResponse?: (request: Request, response: Response) => void | Response | Promise<void | Response>;
+}
+
+/** Options of {@link PaymentClient}. Missing ones fall back to `PAYMENT_SERVICE_*` environment variables. */
+export interface ClientOptions {
+  /** API key sent as `X-API-KEY`. Falls back to `PAYMENT_SERVICE_API_KEY`. */
+  apiKey?: string | undefined;
+  /** The business identifier bound to the key. Falls back to `PAYMENT_SERVICE_WEBCODE`. */
+  webcode?: string | undefined;
+  /** `'test'` (default) or `'live'`. Falls back to `PAYMENT_SERVICE_ENVIRONMENT`. */
+  environment?: Environment | undefined;
+  /** The service's base address, for example `https://pay.example.com`. Falls back to `PAYMENT_SERVICE_BASE_URL`. */
+  baseUrl?: string | undefined;
+  /** Per-attempt timeout in milliseconds. Default 60 000. */
+  timeout?: number | undefined;
+  /** Per-attempt timeout of `pos.createPayment`, above the service's 240 s. Default 270 000. */
+  posTimeout?: number | undefined;
+  /** Retries after the first attempt, for failures that are safe to retry. Default 2. */
+  maxRetries?: number | undefined;
+  /** A `fetch` implementation to use instead of the global one. */
+  fetch?: typeof fetch | undefined;
+  /** Name and version of the adapter or app, appended to the `User-Agent`. */
+  appInfo?: { name: string; version?: string | undefined } | undefined;
+  /** Hooks around every HTTP attempt. */
+  hooks?: ClientHooks | undefined;
+  /** Receives one debug line per attempt (method, path, status, duration, attempt) and retry warnings. */
+  logger?: Logger | undefined;
+  /** Check responses against the schemas. Default `true`. */
+  validateResponses?: boolean | undefined;
+}
+
+/** Options after defaults and environment variables are applied and every value is checked. */
+export interface ResolvedOptions {
+  apiKey: string;
+  webcode: string;
+  environment: Environment;
+  /** Origin and optional path prefix, without a trailing slash. */
+  baseUrl: string;
+  timeout: number;
+  posTimeout: number;
+  maxRetries: number;
+  fetch: typeof fetch | undefined;
+  appInfo: { name: string; version?: string | undefined } | undefined;
+  hooks: ClientHooks | undefined;
+  logger: Logger | undefined;
+  validateResponses: boolean;
+}
+
+const ENV = {
+  apiKey: 'PAYMENT_SERVICE_API_KEY',
+  webcode: 'PAYMENT_SERVICE_WEBCODE',
+  baseUrl: 'PAYMENT_SERVICE_BASE_URL',
+  environment: 'PAYMENT_SERVICE_ENVIRONMENT',
+} as const;
+
+function readEnv(name: string): string | undefined {
+  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name];
+  return value === '' ? undefined : value;
+}
+
+/** Longest delay a timer can hold. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+const LOOPBACK_HOSTS = new Set(['localhost', '[::1]']);
+
+/** True for `localhost`, `127.0.0.0/8` and `::1`: the only hosts a live client may reach over plain http. */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.has(hostname) || hostname.endsWith('.localhost') || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+function requireString(option: string, value: unknown, envName: string): string {
+  if (value === undefined) {
+    throw new ConfigurationError(option, `Missing option "${option}": pass it to new PaymentClient() or set ${envName}`);
+  }
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new ConfigurationError(option, `Option "${option}" must be a non-empty string`);
+  }
+  return value;
+}
+
+function checkCount(option: string, value: unknown, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigurationError(option, `Option "${option}" must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function resolveBaseUrl(raw: string, environment: Environment): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigurationError('baseUrl', 'Option "baseUrl" must be an absolute URL, for example https://pay.example.com');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new ConfigurationError('baseUrl', `Option "baseUrl" must use http or https, not ${url.protocol.slice(0, -1)}`);
+  }
+  if (url.username || url.password || url.search || url.hash) {
+    throw new ConfigurationError('baseUrl', 'Option "baseUrl" must not contain credentials, a query or a fragment');
+  }
+  if (environment === 'live' && url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    throw new ConfigurationError('baseUrl', 'A live client needs an https baseUrl (plain http is allowed only for loopback hosts)');
+  }
+  return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** Applies environment variables and defaults, and checks every option. Throws {@link ConfigurationError}. */
+export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
+  const apiKey = requireString('apiKey', options.apiKey ?? readEnv(ENV.apiKey), ENV.apiKey);
+  // A key with control characters or spaces would be rejected by fetch with a message that quotes it.
+  if (!/^[\x21-\x7e]+$/.test(apiKey)) {
+    throw new ConfigurationError('apiKey', 'Option "apiKey" must contain only visible ASCII characters, with no spaces');
+  }
+  const webcode = requireString('webcode', options.webcode ?? readEnv(ENV.webcode), ENV.webcode);
+  const environment = options.environment ?? readEnv(ENV.environment) ?? 'test';
+  if (environment !== 'test' && environment !== 'live') {
+    throw new ConfigurationError('environment', 'Option "environment" must be "test" or "live"');
+  }
+  const baseUrl = resolveBaseUrl(requireString('baseUrl', options.baseUrl ?? readEnv(ENV.baseUrl), ENV.baseUrl), environment);
+  if (options.fetch !== undefined && typeof options.fetch !== 'function') {
+    throw new ConfigurationError('fetch', 'Option "fetch" must be a function');
+  }
+  if (options.fetch === undefined && typeof globalThis.fetch !== 'function') {
+    throw new ConfigurationError('fetch', 'No global fetch in this runtime: pass the "fetch" option');
+  }
+  const appInfo = options.appInfo;
+  if (appInfo !== undefined && (typeof appInfo?.name !== 'string' || !/^[\w.@/-]+$/.test(appInfo.name))) {
+    throw new ConfigurationError('appInfo', 'Option "appInfo.name" must be a non-empty token (letters, digits, . _ - / @)');
+  }
+  if (appInfo?.version !== undefined && !/^[\w.+-]+$/.test(appInfo.version)) {
+    throw new ConfigurationError('appInfo', 'Option "appInfo.version" must be a version token (letters, digits, . + - _)');
+  }
+  if (options.validateResponses !== undefined && typeof options.validateResponses !== 'boolean') {
+    throw new ConfigurationError('validateResponses', 'Option "validateResponses" must be a boolean');
+  }
+  for (const hook of ['beforeRequest', 'afterResponse'] as const) {
+    const value = options.hooks?.[hook];
+    if (value !== undefined && typeof value !== 'function') {
+      throw new ConfigurationError('hooks', `Option "hooks.${hook}" must be a function`);
+    }
+  }
+  return {
+    apiKey,
+    webcode,
+    environment,
+    baseUrl,
+    timeout: checkCount('timeout', options.timeout, 60_000, 1, MAX_TIMER_MS),
+    posTimeout: checkCount('posTimeout', options.posTimeout, 270_000, 1, MAX_TIMER_MS),
+    maxRetries: checkCount('maxRetries', options.maxRetries, 2, 0),
+    fetch: options.fetch,
+    appInfo,
+    hooks: options.hooks,
+    logger: options.logger,
+    validateResponses: options.validateResponses ?? true,
+  };
+}

@@ -1,0 +1,95 @@
+import type { APIPromise } from './api-promise.js';
+import { ResponseValidationError } from './errors.js';
+
+/** One page of a listing. */
+export interface Page<T> {
+  /** The items of this page. */
+  items: T[];
+  /** Cursor of the next page; `null` on the last page. */
+  cursor: string | null;
+  /** Whether another page follows. */
+  hasMore: boolean;
+  /** Total number of matching items across all pages. */
+  total: number;
+}
+
+/** The listing body every paginated endpoint shares: an array under its own key, plus `meta`. */
+type ListingData<Key extends string, T> = { [K in Key]: T[] } & {
+  meta: { cursor: string | null; hasMore: boolean; total: number };
+};
+
+/**
+ * A lazy walk over a cursor-paginated listing. Pages are fetched one at a time, only when the
+ * iteration needs them, and leaving a loop stops the fetching.
+ *
+ * ```ts
+ * for await (const session of client.sessions.list({ status: 'completed' })) { ... }
+ * ```
+ */
+export class Paginator<T> implements AsyncIterable<T> {
+  readonly #fetchPage: (cursor: string | undefined) => Promise<Page<T>>;
+
+  /**
+   * @param fetchPage Fetches the page at a cursor; `undefined` means the listing's first page
+   * (the one at the `cursor` the listing was given, if any).
+   */
+  constructor(fetchPage: (cursor: string | undefined) => Promise<Page<T>>) {
+    this.#fetchPage = fetchPage;
+  }
+
+  /** Fetches the first page only. */
+  firstPage(): Promise<Page<T>> {
+    return this.#fetchPage(undefined);
+  }
+
+  /** Iterates page by page, following `meta.cursor` while `meta.hasMore`. */
+  async *pages(): AsyncGenerator<Page<T>, void, undefined> {
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.#fetchPage(cursor);
+      yield page;
+      if (!page.hasMore || page.cursor === null) return;
+      if (page.cursor === cursor) {
+        throw new ResponseValidationError(`The listing returned the same cursor twice (${cursor}); stopping to avoid a loop`, {
+          body: '',
+        });
+      }
+      cursor = page.cursor;
+    }
+  }
+
+  /** Iterates every item of every page. */
+  async *[Symbol.asyncIterator](): AsyncGenerator<T, void, undefined> {
+    for await (const page of this.pages()) yield* page.items;
+  }
+
+  /** Collects items into an array, stopping after `max` items (default: all of them). */
+  async toArray(options: { max?: number } = {}): Promise<T[]> {
+    const max = options.max ?? Number.POSITIVE_INFINITY;
+    const items: T[] = [];
+    if (max <= 0) return items;
+    for await (const page of this.pages()) {
+      for (const item of page.items) {
+        items.push(item);
+        if (items.length >= max) return items;
+      }
+    }
+    return items;
+  }
+}
+
+/**
+ * Builds a paginator over a listing endpoint: `fetch` is called with each cursor and the items are
+ * read from `data[key]`. This is the one place that knows how the service spells its cursors.
+ */
+export function paginate<Key extends string, T>(
+  key: Key,
+  fetch: (cursor: string | undefined) => APIPromise<ListingData<Key, T>>,
+): Paginator<T> {
+  return new Paginator(async (cursor) => {
+    // Guards matter only with `validateResponses: false`, where the shape is not checked.
+    const data = await fetch(cursor);
+    const meta = data.meta ?? { cursor: null, hasMore: false, total: 0 };
+    return { items: data[key] ?? [], cursor: meta.cursor ?? null, hasMore: meta.hasMore === true, total: meta.total };
+  });
+}

@@ -1,0 +1,122 @@
+import * as z from 'zod';
+import {
+  ApiError,
+  type ApiErrorDetails,
+  ConflictError,
+  ErrorCode,
+  IdempotencyConflictError,
+  InvalidRequestError,
+  PermissionDeniedError,
+  RateLimitError,
+  type RequestContext,
+  ResponseValidationError,
+  ServerError,
+  TerminalBusyError,
+  TerminalCommunicationError,
+  type ValidationIssue,
+} from './errors.js';
+import { parseRetryAfter } from './retry.js';
+
+const FailureEnvelope = z.object({
+  success: z.literal(false),
+  error: z.looseObject({
+    message: z.string().optional(),
+    code: z.number().int().optional(),
+    statusCode: z.number().int().optional(),
+    traceId: z.string().optional(),
+  }),
+});
+
+type Failure = z.infer<typeof FailureEnvelope>['error'];
+
+/** Converts zod issues to the SDK's `{ path, message }` form. */
+export function toIssues(error: z.ZodError): ValidationIssue[] {
+  return error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The two documented idempotency conflicts, told apart by their message. */
+function idempotencyReason(message: string | undefined): 'body-mismatch' | 'endpoint-mismatch' | undefined {
+  if (!message || !/idempotency key/i.test(message)) return undefined;
+  if (/different request body/i.test(message)) return 'body-mismatch';
+  if (/different endpoint/i.test(message)) return 'endpoint-mismatch';
+  return undefined;
+}
+
+/** Builds the typed error for a failure: the class follows the status, then the code. */
+function toApiError(status: number, failure: Failure | undefined, details: ApiErrorDetails): ApiError {
+  const message =
+    failure?.message ?? `The service answered HTTP ${status} without a failure envelope${details.body ? '' : ' (empty body)'}`;
+  const code = failure?.code;
+  if (status === 400) return new InvalidRequestError(message, details);
+  if (status === 403) return new PermissionDeniedError(message, details);
+  if (status === 409) {
+    if (code === ErrorCode.TERMINAL_BUSY) return new TerminalBusyError(message, details);
+    const reason = idempotencyReason(failure?.message);
+    if (reason) return new IdempotencyConflictError(message, { ...details, reason });
+    return new ConflictError(message, details);
+  }
+  if (status === 429) {
+    return new RateLimitError(message, { ...details, retryAfterMs: parseRetryAfter(details.headers?.get('retry-after')) });
+  }
+  if (status === 502 && code === ErrorCode.TERMINAL_COMMUNICATION) return new TerminalCommunicationError(message, details);
+  if (status >= 500) return new ServerError(message, details);
+  return new ApiError(message, details);
+}
+
+/**
+ * Reads one HTTP exchange: returns the success envelope's `data` (checked against `schema` when
+ * `validate` is on) or throws the typed error the body and status call for.
+ */
+export function interpretResponse<T>(
+  response: Response,
+  text: string,
+  schema: z.ZodType<T>,
+  validate: boolean,
+  context: RequestContext,
+): T {
+  const body = parseJson(text);
+  const envelope = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
+
+  if (envelope?.success === false || !response.ok) {
+    const failure = FailureEnvelope.safeParse(body);
+    const error = failure.success ? failure.data.error : undefined;
+    // A 2xx carrying a failure envelope takes its status from the envelope.
+    const status = response.ok ? (error?.statusCode ?? 500) : response.status;
+    throw toApiError(status, error, {
+      status,
+      code: error?.code,
+      traceId: error?.traceId,
+      body: text,
+      headers: response.headers,
+      context,
+    });
+  }
+
+  if (envelope?.success !== true || !('data' in envelope)) {
+    throw new ResponseValidationError('The service answered without the success envelope { success: true, data }', {
+      body: text,
+      status: response.status,
+      context,
+    });
+  }
+  if (!validate) return envelope.data as T;
+  const parsed = schema.safeParse(envelope.data);
+  if (!parsed.success) {
+    throw new ResponseValidationError('The service answered data the SDK cannot rely on', {
+      body: text,
+      status: response.status,
+      issues: toIssues(parsed.error).map((issue) => ({ ...issue, path: issue.path ? `data.${issue.path}` : 'data' })),
+      context,
+    });
+  }
+  return parsed.data;
+}

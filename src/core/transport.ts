@@ -1,0 +1,305 @@
+import ky, { type KyInstance, isNetworkError } from 'ky';
+import pRetry from 'p-retry';
+import { v4 as uuidv4 } from 'uuid';
+import type * as z from 'zod';
+import type { ListMeta } from '../schemas/common.js';
+import { VERSION } from '../version.js';
+import { APIPromise, type WithResponse } from './api-promise.js';
+import { ConnectionError, PaymentServiceError, type RequestContext, RequestValidationError, TimeoutError, type ValidationIssue } from './errors.js';
+import { type Paginator, paginate } from './pagination.js';
+import { MAX_TIMER_MS, type ResolvedOptions } from './options.js';
+import { interpretResponse, toIssues } from './response.js';
+import { type RetryClass, isRetryable, retryDelay, sleep } from './retry.js';
+
+/** Options every method takes as its last argument. */
+export interface RequestOptions {
+  /** `Idempotency-Key` for a write. Default: a fresh UUID v4 per call, reused by its retries. */
+  idempotencyKey?: string | undefined;
+  /** Per-attempt timeout in milliseconds for this call. */
+  timeout?: number | undefined;
+  /** Cancels the call, during a request or a wait between retries. The call rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
+  /** Retries after the first attempt for this call. */
+  maxRetries?: number | undefined;
+  /** Extra headers. They cannot replace `X-API-KEY`, `Content-Type` or `Idempotency-Key`. */
+  headers?: Record<string, string> | undefined;
+}
+
+/** A service endpoint: what a resource method declares, and all the core needs to call it. */
+export interface Endpoint<Params, Result> {
+  method: 'GET' | 'POST';
+  /** Path after `/external/v1` (or `/external/v1/test`), with `{name}` placeholders for path parameters. */
+  path: string;
+  /** Checks the caller's params and turns them into wire fields (query for GET, body for POST). */
+  params?: z.ZodType<object, Params>;
+  /** Checks the success envelope's `data`. */
+  response: z.ZodType<Result>;
+  /** Retry class; default `read` for GET and `write` for POST. */
+  retryClass?: RetryClass;
+  /** Uses the client's long `posTimeout` instead of `timeout` (the service may take 240 s). */
+  longRunning?: boolean;
+}
+
+/** What a resource method passes for one call. */
+export interface CallInput<Params> {
+  params?: Params | undefined;
+  pathParams?: Record<string, unknown>;
+}
+
+/** A request ready to send: validated, serialised once, and resent byte for byte. */
+interface PreparedRequest {
+  method: 'GET' | 'POST';
+  url: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string | undefined;
+  idempotencyKey: string | undefined;
+  timeout: number;
+  signal: AbortSignal | undefined;
+}
+
+const RESERVED_HEADERS = new Set(['x-api-key', 'content-type', 'idempotency-key']);
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+function isCount(value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): boolean {
+  return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
+}
+
+function checkRequestOptions(options: RequestOptions, issues: ValidationIssue[]): void {
+  const { idempotencyKey, timeout, maxRetries, signal, headers } = options;
+  if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(idempotencyKey))) {
+    issues.push({ path: 'options.idempotencyKey', message: 'must be 1 to 255 visible ASCII characters' });
+  }
+  if (timeout !== undefined && !isCount(timeout, 1, MAX_TIMER_MS)) {
+    issues.push({ path: 'options.timeout', message: `must be an integer number of milliseconds, 1 to ${MAX_TIMER_MS}` });
+  }
+  if (maxRetries !== undefined && !isCount(maxRetries, 0)) {
+    issues.push({ path: 'options.maxRetries', message: 'must be an integer >= 0' });
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    issues.push({ path: 'options.signal', message: 'must be an AbortSignal' });
+  }
+  if (headers !== undefined && (typeof headers !== 'object' || headers === null)) {
+    issues.push({ path: 'options.headers', message: 'must be an object of header names to values' });
+  }
+}
+
+/** The error at the root of a fetch failure: ky's wrapper carries the request (and its key), so it is dropped. */
+function rootCause(error: unknown): unknown {
+  return isNetworkError(error) ? error.cause : error;
+}
+
+/** The chain of causes below a fetch failure, outermost first (bounded: causes can be cyclic). */
+function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error; current !== undefined && current !== null && chain.length < 5; ) {
+    chain.push(current);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return chain;
+}
+
+function toConnectionError(error: unknown): ConnectionError {
+  const cause = rootCause(error);
+  const chain = causeChain(cause);
+  const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string') as
+    | string
+    | undefined;
+  const messages = chain.map((item) => (item instanceof Error ? item.message : String(item))).filter(Boolean);
+  return new ConnectionError(`Connection to the payment service failed: ${messages.join(': ')}`, {
+    cause,
+    notSent: code !== undefined && NOT_SENT_CODES.has(code),
+  });
+}
+
+/**
+ * The request core shared by every resource: validates, serialises, authenticates, sends with
+ * retries, and turns the exchange into data or a typed error.
+ */
+export class Transport {
+  readonly #options: ResolvedOptions;
+  readonly #ky: KyInstance;
+  readonly #pathPrefix: string;
+  readonly #userAgent: string;
+
+  constructor(options: ResolvedOptions) {
+    this.#options = options;
+    this.#pathPrefix = options.environment === 'test' ? '/external/v1/test' : '/external/v1';
+    const runtime = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
+    const app = options.appInfo ? ` ${options.appInfo.name}${options.appInfo.version ? `/${options.appInfo.version}` : ''}` : '';
+    this.#userAgent = `payment-service-sdk/${VERSION}${runtime ? ` node/${runtime}` : ''}${app}`;
+    const { hooks } = options;
+    this.#ky = ky.create({
+      retry: 0,
+      timeout: false,
+      throwHttpErrors: false,
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      hooks: {
+        beforeRequest: hooks?.beforeRequest ? [({ request }) => hooks.beforeRequest?.(request)] : [],
+        afterResponse: hooks?.afterResponse ? [({ request, response }) => hooks.afterResponse?.(request, response)] : [],
+      },
+    });
+  }
+
+  /** Calls an endpoint. The returned promise resolves to the validated data. */
+  request<Params, Result>(endpoint: Endpoint<Params, Result>, input: CallInput<Params>, options: RequestOptions = {}): APIPromise<Result> {
+    return new APIPromise(this.#execute(endpoint, input, options));
+  }
+
+  /** Walks a cursor-paginated listing; `key` names the array in `data`. */
+  paginate<Params extends { cursor?: string | undefined }, Key extends string, Item>(
+    endpoint: Endpoint<Params, { [K in Key]: Item[] } & { meta: ListMeta }>,
+    key: Key,
+    params: Params | undefined,
+    options?: RequestOptions,
+  ): Paginator<Item> {
+    return paginate(key, (cursor) =>
+      this.request(endpoint, { params: cursor === undefined ? params : ({ ...params, cursor } as Params) }, options),
+    );
+  }
+
+  async #execute<Params, Result>(
+    endpoint: Endpoint<Params, Result>,
+    input: CallInput<Params>,
+    options: RequestOptions,
+  ): Promise<WithResponse<Result>> {
+    const request = this.#prepare(endpoint, input, options);
+    const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
+    const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
+    let attempts = 0;
+    try {
+      return await pRetry(
+        (attemptNumber) => {
+          attempts = attemptNumber;
+          return this.#attempt(endpoint, request, attemptNumber);
+        },
+        {
+          retries: options.maxRetries ?? this.#options.maxRetries,
+          minTimeout: 0,
+          maxTimeout: 0,
+          ...(request.signal ? { signal: request.signal } : {}),
+          // The SDK decides and waits itself: p-retry's own delays know neither jitter caps nor Retry-After.
+          onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
+            if (retriesLeft === 0 || !isRetryable(error, retryClass)) throw error;
+            const delay = retryDelay(error, attemptNumber - 1);
+            this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delay} ms`, {
+              ...context,
+              attempt: attemptNumber,
+              delayMs: delay,
+              error: error.name,
+            });
+            await sleep(delay, request.signal);
+          },
+        },
+      );
+    } catch (error) {
+      if (error instanceof PaymentServiceError) error.withContext({ ...context, attempts });
+      throw error;
+    }
+  }
+
+  #prepare<Params, Result>(endpoint: Endpoint<Params, Result>, input: CallInput<Params>, options: RequestOptions): PreparedRequest {
+    const issues: ValidationIssue[] = [];
+    checkRequestOptions(options, issues);
+
+    let path = endpoint.path;
+    for (const [name, value] of Object.entries(input.pathParams ?? {})) {
+      if (typeof value !== 'string' || value.trim() === '') {
+        issues.push({ path: name, message: 'must be a non-empty string' });
+        continue;
+      }
+      path = path.replace(`{${name}}`, encodeURIComponent(value));
+    }
+
+    let fields: object = {};
+    if (endpoint.params) {
+      const parsed = endpoint.params.safeParse(input.params ?? {});
+      if (parsed.success) fields = parsed.data;
+      else issues.push(...toIssues(parsed.error));
+    }
+    if (issues.length > 0) {
+      throw new RequestValidationError(issues, { method: endpoint.method, path: this.#pathPrefix + endpoint.path });
+    }
+
+    const fullPath = this.#pathPrefix + path;
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(options.headers ?? {})) {
+      if (!RESERVED_HEADERS.has(name.toLowerCase())) headers[name.toLowerCase()] = String(value);
+    }
+    headers.accept = 'application/json';
+    headers['user-agent'] = this.#userAgent;
+    headers['x-api-key'] = this.#options.apiKey;
+
+    let url = this.#options.baseUrl + fullPath;
+    let body: string | undefined;
+    let idempotencyKey: string | undefined;
+    if (endpoint.method === 'GET') {
+      const query = new URLSearchParams({ webcode: this.#options.webcode });
+      for (const [name, value] of Object.entries(fields)) {
+        if (value !== undefined) query.append(name, String(value));
+      }
+      url += `?${query}`;
+    } else {
+      body = JSON.stringify({ webcode: this.#options.webcode, ...fields });
+      idempotencyKey = options.idempotencyKey ?? uuidv4();
+      headers['content-type'] = 'application/json';
+      headers['idempotency-key'] = idempotencyKey;
+    }
+    const defaultTimeout = endpoint.longRunning ? this.#options.posTimeout : this.#options.timeout;
+    return {
+      method: endpoint.method,
+      url,
+      path: fullPath,
+      headers,
+      body,
+      idempotencyKey,
+      timeout: options.timeout ?? defaultTimeout,
+      signal: options.signal,
+    };
+  }
+
+  async #attempt<Result>(endpoint: Endpoint<unknown, Result>, request: PreparedRequest, attempt: number): Promise<WithResponse<Result>> {
+    const timer = new AbortController();
+    const timeoutId = setTimeout(() => timer.abort(), request.timeout);
+    const signal = request.signal ? AbortSignal.any([request.signal, timer.signal]) : timer.signal;
+    const started = performance.now();
+    let response: Response;
+    let text: string;
+    try {
+      response = await this.#ky(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body ?? null,
+        signal,
+      });
+      text = await response.text();
+    } catch (error) {
+      if (request.signal?.aborted) throw request.signal.reason;
+      if (timer.signal.aborted) throw new TimeoutError(request.timeout);
+      // A hook's own error is the caller's to see as thrown; only fetch failures are connection errors.
+      if (isNetworkError(error) || error instanceof TypeError) throw toConnectionError(error);
+      throw error;
+    } finally {
+      clearTimeout(timeoutId);
+    }
+    const durationMs = Math.round(performance.now() - started);
+    this.#options.logger?.debug(
+      `payment-service-sdk: ${request.method} ${request.path} ${response.status} ${durationMs}ms attempt ${attempt}`,
+      {
+        method: request.method,
+        path: request.path,
+        status: response.status,
+        durationMs,
+        attempt,
+        idempotencyKey: request.idempotencyKey,
+        apiKey: '[redacted]',
+      },
+    );
+    const data = interpretResponse(response, text, endpoint.response, this.#options.validateResponses, {
+      method: request.method,
+      path: request.path,
+      idempotencyKey: request.idempotencyKey,
+    });
+    return { data, response, idempotencyKey: request.idempotencyKey };
+  }
+}

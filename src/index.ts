@@ -1,0 +1,69 @@
+export { PaymentClient } from './client.js';
+export { APIPromise, type WithResponse } from './core/api-promise.js';
+export {
+  ApiError,
+  type ApiErrorDetails,
+  ConfigurationError,
+  ConflictError,
+  ConnectionError,
+  ErrorCode,
+  IdempotencyConflictError,
+  type IdempotencyConflictReason,
+  InvalidRequestError,
+  PaymentServiceError,
+  PermissionDeniedError,
+  RateLimitError,
+  type RequestContext,
+  RequestValidationError,
+  ResponseValidationError,
+  ServerError,
+  TerminalBusyError,
+  TerminalCommunicationError,
+  TimeoutError,
+  type ValidationIssue,
+} from './core/errors.js';
+export type { ClientHooks, ClientOptions, Environment, Logger } from './core/options.js';
+export { type Page, Paginator } from './core/pagination.js';
+export type { RequestOptions } from './core/transport.js';
+export type { Modifications } from './resources/modifications.js';
+export type { Pos } from './resources/pos.js';
+export type { Sessions } from './resources/sessions.js';
+export type { Terminals } from './resources/terminals.js';
+export { type Amount, type AmountParams, CURRENCIES, type Currency, type ListMeta, type OpenEnum } from './schemas/common.js';
+export {
+  type CancelAcknowledgement,
+  type CancelParams,
+  type CaptureAcknowledgement,
+  type CaptureParams,
+  type ExtendAcknowledgement,
+  type ExtendParams,
+  type ListModificationsParams,
+  MODIFICATION_STATUSES,
+  MODIFICATION_TYPES,
+  type ModificationRecord,
+  type ModificationStatus,
+  type ModificationType,
+  type RefundAcknowledgement,
+  type RefundParams,
+} from './schemas/modifications.js';
+export {
+  type CreatePosPaymentParams,
+  type ListPosPaymentsParams,
+  POS_PAYMENT_STATUSES,
+  type PosPayment,
+  type PosPaymentStatus,
+} from './schemas/pos.js';
+export {
+  ATTEMPT_STATUSES,
+  type CreateSessionParams,
+  type ListSessionsParams,
+  PAYMENT_STATUSES,
+  type PaymentSession,
+  SESSION_STATUSES,
+  type Session,
+  type SessionAttempt,
+  type SessionListItem,
+  type SessionStatus,
+} from './schemas/sessions.js';
+export { type ListTerminalsParams, TERMINAL_STATUSES, type Terminal, type TerminalStatus } from './schemas/terminals.js';
+export { VERSION } from './version.js';

@@ -1,0 +1,80 @@
+import * as z from 'zod';
+
+/**
+ * A string enum that also accepts values the SDK does not know yet: the reference leaves many
+ * value sets open, so a new status from the service must not break a merchant's integration.
+ */
+export type OpenEnum<Known extends string> = Known | (string & {});
+
+export function openEnum<const Known extends string>(_known: readonly Known[]): z.ZodType<OpenEnum<Known>> {
+  return z.string() as z.ZodType<OpenEnum<Known>>;
+}
+
+/** Accepted currencies, ISO 4217. */
+export const CURRENCIES = ['EUR', 'GBP', 'USD'] as const;
+/** An accepted currency. */
+export type Currency = (typeof CURRENCIES)[number];
+
+/** Counts user-perceived characters as code points, the way the service's limits read. */
+function maxChars(limit: number) {
+  return z.string().refine((value) => [...value].length <= limit, `must be at most ${limit} characters`);
+}
+
+export const description = maxChars(255);
+export const customReference = maxChars(100);
+
+/** A positive integer number of cents. */
+export const amountValue = z
+  .number({ error: 'must be a number of cents' })
+  .int('must be an integer number of cents')
+  .positive('must be greater than 0')
+  .max(Number.MAX_SAFE_INTEGER, 'is too large');
+
+/** An amount as sent in a request. */
+export const AmountParams = z.strictObject({
+  value: amountValue,
+  currency: z.enum(CURRENCIES, { error: 'must be one of EUR, GBP, USD (uppercase)' }),
+});
+
+/** An amount as the service returns it: integer cents, currency kept open. */
+export const Amount = z.looseObject({
+  value: z.number().int(),
+  currency: openEnum(CURRENCIES),
+});
+
+/** Page size of a listing: 1 to 100. */
+export const take = z.number().int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100');
+
+/** A cursor from the previous page's `meta.cursor`. */
+export const cursor = z.string().min(1, 'must not be empty');
+
+/** A non-empty identifier string. */
+export const identifier = z.string({ error: 'must be a string' }).min(1, 'must not be empty');
+
+/** Listing metadata. */
+export const ListMeta = z.looseObject({
+  cursor: z.string().nullable(),
+  hasMore: z.boolean(),
+  total: z.number().int(),
+});
+
+/** A record timestamp (`YYYY-MM-DD HH:MM:SS`) or any string the service sends instead. */
+export const timestamp = z.string();
+
+/** A timestamp that is absent until something happens (completion, resolution). */
+export const laterTimestamp = z.string().nullish();
+
+/** Formats a `Date` as a record timestamp, `YYYY-MM-DD HH:MM:SS` in UTC. */
+export function toRecordTimestamp(date: Date): string {
+  return date.toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** A date filter: a `Date` (sent as a UTC record timestamp) or a string sent as given. */
+export const dateFilter = z.union([
+  z.date().refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date').transform(toRecordTimestamp),
+  z.string().min(1, 'must not be empty'),
+]);
+
+export type Amount = z.infer<typeof Amount>;
+export type AmountParams = z.input<typeof AmountParams>;
+export type ListMeta = z.infer<typeof ListMeta>;

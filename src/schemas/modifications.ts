@@ -1,0 +1,128 @@
+import * as z from 'zod';
+import { Amount, AmountParams, ListMeta, type OpenEnum, cursor, identifier, laterTimestamp, openEnum, take, timestamp } from './common.js';
+
+/** Modification types: `refund` is documented as a filter value; the others are the operations' names. */
+export const MODIFICATION_TYPES = ['refund', 'capture', 'cancel', 'extend'] as const;
+/** A modification type; unknown future values come through as strings. */
+export type ModificationType = OpenEnum<(typeof MODIFICATION_TYPES)[number]>;
+
+/** Modification statuses seen in the reference; the full set is not documented. */
+export const MODIFICATION_STATUSES = ['received', 'pending', 'success'] as const;
+/** A modification status; unknown values come through as strings. */
+export type ModificationStatus = OpenEnum<(typeof MODIFICATION_STATUSES)[number]>;
+
+const paymentReference = identifier;
+
+export const RefundParamsSchema = z.strictObject({
+  paymentReference,
+  amount: AmountParams.optional(),
+  reason: z.string().optional(),
+});
+
+export const CaptureParamsSchema = z.strictObject({
+  paymentReference,
+  amount: AmountParams.optional(),
+});
+
+export const CancelParamsSchema = z.strictObject({
+  paymentReference,
+});
+
+/** The reference does not show the extend body: `paymentReference` is checked and other fields pass through. */
+export const ExtendParamsSchema = z.looseObject({
+  paymentReference,
+});
+
+export const RefundAcknowledgementSchema = z.looseObject({
+  refundReference: z.string(),
+  paymentReference: z.string().nullish(),
+  amount: Amount.nullish(),
+  status: openEnum(MODIFICATION_STATUSES),
+  createdAt: timestamp.nullish(),
+});
+
+export const CaptureAcknowledgementSchema = z.looseObject({
+  captureReference: z.string(),
+  paymentReference: z.string().nullish(),
+  amount: Amount.nullish(),
+  status: openEnum(MODIFICATION_STATUSES),
+  createdAt: timestamp.nullish(),
+});
+
+export const CancelAcknowledgementSchema = z.looseObject({
+  cancelReference: z.string(),
+  paymentReference: z.string().nullish(),
+  status: openEnum(MODIFICATION_STATUSES),
+  createdAt: timestamp.nullish(),
+});
+
+const ExtendAcknowledgementObject = z.looseObject({
+  extendReference: z.string().nullish(),
+  paymentReference: z.string().nullish(),
+  status: openEnum(MODIFICATION_STATUSES).nullish(),
+  createdAt: timestamp.nullish(),
+});
+
+/**
+ * The reference does not show the extend response. Accepted: an acknowledgement object shaped like
+ * the other modifications' (every field optional, unknown fields kept), or no data at all, read as `{}`.
+ */
+export const ExtendAcknowledgementSchema = ExtendAcknowledgementObject.nullish().transform(
+  (value): z.infer<typeof ExtendAcknowledgementObject> => value ?? {},
+);
+
+export const ModificationRecordSchema = z.looseObject({
+  operationReference: z.string(),
+  operationType: openEnum(MODIFICATION_TYPES),
+  paymentReference: z.string().nullish(),
+  sessionId: z.string().nullish(),
+  status: openEnum(MODIFICATION_STATUSES),
+  requestedAt: timestamp.nullish(),
+  createdAt: timestamp.nullish(),
+  resolvedAt: laterTimestamp,
+  amount: Amount.nullish(),
+  reason: z.string().nullish(),
+});
+
+export const ModificationListSchema = z.looseObject({
+  modifications: z.array(ModificationRecordSchema),
+  meta: ListMeta,
+});
+
+/**
+ * The reference does not show the body of the per-session and per-POS-payment listings. Accepted:
+ * `data` as an array of modification records, or `data.modifications` as such an array (with or
+ * without `meta`); both are returned as the array.
+ */
+export const ModificationsOfPaymentSchema = z.union([
+  z.array(ModificationRecordSchema),
+  z.looseObject({ modifications: z.array(ModificationRecordSchema) }).transform((value) => value.modifications),
+]);
+
+export const ListModificationsParamsSchema = z.strictObject({
+  type: openEnum(MODIFICATION_TYPES).refine((value) => value.length > 0, 'must not be empty').optional(),
+  status: openEnum(MODIFICATION_STATUSES).refine((value) => value.length > 0, 'must not be empty').optional(),
+  take: take.optional(),
+  cursor: cursor.optional(),
+});
+
+/** Parameters of `modifications.refund`. Whether `amount` may be left out for a full refund is not documented. */
+export type RefundParams = z.input<typeof RefundParamsSchema>;
+/** Parameters of `modifications.capture`. `amount` may be lower than the pre-authorised amount. */
+export type CaptureParams = z.input<typeof CaptureParamsSchema>;
+/** Parameters of `modifications.cancel`. */
+export type CancelParams = z.input<typeof CancelParamsSchema>;
+/** Parameters of `modifications.extend`. Fields other than `paymentReference` are sent as given. */
+export type ExtendParams = z.input<typeof ExtendParamsSchema>;
+/** Parameters of `modifications.list`. */
+export type ListModificationsParams = z.input<typeof ListModificationsParamsSchema>;
+/** Acknowledgement of a refund (`status` `pending`). */
+export type RefundAcknowledgement = z.infer<typeof RefundAcknowledgementSchema>;
+/** Acknowledgement of a capture (`status` `received`). */
+export type CaptureAcknowledgement = z.infer<typeof CaptureAcknowledgementSchema>;
+/** Acknowledgement of a cancel (`status` `received`). */
+export type CancelAcknowledgement = z.infer<typeof CancelAcknowledgementSchema>;
+/** Acknowledgement of an extend; see {@link ExtendAcknowledgementSchema} for the accepted shapes. */
+export type ExtendAcknowledgement = z.output<typeof ExtendAcknowledgementSchema>;
+/** One modification (refund, capture, cancel) of a payment. */
+export type ModificationRecord = z.infer<typeof ModificationRecordSchema>;

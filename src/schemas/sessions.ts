@@ -1,0 +1,130 @@
+import * as z from 'zod';
+import {
+  Amount,
+  AmountParams,
+  ListMeta,
+  type OpenEnum,
+  cursor,
+  customReference,
+  description,
+  laterTimestamp,
+  openEnum,
+  take,
+  timestamp,
+} from './common.js';
+
+/** Documented session statuses. */
+export const SESSION_STATUSES = ['pending', 'completed', 'failed', 'expired', 'cancelled'] as const;
+/** A session status; unknown future values come through as strings. */
+export type SessionStatus = OpenEnum<(typeof SESSION_STATUSES)[number]>;
+
+/** Documented payment-level statuses (the reference shows only `AUTHORISED`). */
+export const PAYMENT_STATUSES = ['AUTHORISED'] as const;
+/** Documented payment attempt statuses (the reference shows only `authorised`). */
+export const ATTEMPT_STATUSES = ['authorised'] as const;
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
+
+function isBcp47(tag: string): boolean {
+  try {
+    return Intl.getCanonicalLocales(tag).length === 1;
+  } catch {
+    return false;
+  }
+}
+
+export const CreateSessionParamsSchema = z.strictObject({
+  amount: AmountParams,
+  urlOk: httpUrl,
+  urlKo: httpUrl,
+  countryCode: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code in uppercase, for example ES').optional(),
+  shopperLocale: z
+    .string()
+    .max(10, 'must be at most 10 characters')
+    .refine(isBcp47, 'must be a BCP-47 language tag, for example es-ES')
+    .optional(),
+  deliverAt: z
+    .union([
+      z.date().refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date').transform((date) => date.toISOString()),
+      z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time, for example 2026-01-31T10:00:00Z' }),
+    ])
+    .optional(),
+  description: description.optional(),
+  customReference: customReference.optional(),
+  isPreAuth: z.boolean().optional(),
+});
+
+/** The session as returned by `sessions.create`. */
+export const PaymentSessionSchema = z.looseObject({
+  sessionId: z.string(),
+  paymentUrl: z.string(),
+  status: openEnum(SESSION_STATUSES),
+  amount: Amount,
+  description: z.string().nullish(),
+  customReference: z.string().nullish(),
+  isPreAuth: z.boolean().nullish(),
+  createdAt: timestamp.nullish(),
+});
+
+const SessionAttemptSchema = z.looseObject({
+  paymentReference: z.string().nullish(),
+  status: openEnum(ATTEMPT_STATUSES).nullish(),
+  createdAt: timestamp.nullish(),
+});
+
+/** The session as returned by `sessions.retrieve`. Payment fields appear once a payment exists. */
+export const SessionSchema = z.looseObject({
+  sessionId: z.string(),
+  status: openEnum(SESSION_STATUSES),
+  amount: Amount,
+  countryCode: z.string().nullish(),
+  shopperLocale: z.string().nullish(),
+  description: z.string().nullish(),
+  customReference: z.string().nullish(),
+  isPreAuth: z.boolean().nullish(),
+  urlOk: z.string().nullish(),
+  urlKo: z.string().nullish(),
+  createdAt: timestamp.nullish(),
+  paymentReference: z.string().nullish(),
+  completedAt: laterTimestamp,
+  paymentStatus: openEnum(PAYMENT_STATUSES).nullish(),
+  attempts: z.array(SessionAttemptSchema).nullish(),
+});
+
+/** One item of `sessions.list`. */
+export const SessionListItemSchema = z.looseObject({
+  sessionId: z.string(),
+  status: openEnum(SESSION_STATUSES),
+  amount: Amount,
+  description: z.string().nullish(),
+  customReference: z.string().nullish(),
+  isPreAuth: z.boolean().nullish(),
+  createdAt: timestamp.nullish(),
+  completedAt: laterTimestamp,
+  paymentReference: z.string().nullish(),
+  paymentStatus: openEnum(PAYMENT_STATUSES).nullish(),
+});
+
+export const ListSessionsParamsSchema = z.strictObject({
+  status: z.enum(SESSION_STATUSES, { error: `must be one of ${SESSION_STATUSES.join(', ')}` }).optional(),
+  take: take.optional(),
+  cursor: cursor.optional(),
+});
+
+export const SessionListSchema = z.looseObject({
+  payments: z.array(SessionListItemSchema),
+  meta: ListMeta,
+});
+
+/** Parameters of `sessions.create`. `webcode` is added by the client. */
+export type CreateSessionParams = z.input<typeof CreateSessionParamsSchema>;
+/** Parameters of `sessions.list`. */
+export type ListSessionsParams = z.input<typeof ListSessionsParamsSchema>;
+/** A payment session as returned by `sessions.create`. */
+export type PaymentSession = z.infer<typeof PaymentSessionSchema>;
+/** A payment session as returned by `sessions.retrieve`. */
+export type Session = z.infer<typeof SessionSchema>;
+/** One payment attempt of a session. */
+export type SessionAttempt = z.infer<typeof SessionAttemptSchema>;
+/** One item of `sessions.list`. */
+export type SessionListItem = z.infer<typeof SessionListItemSchema>;

@@ -1,0 +1,14 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: { index: 'src/index.ts' },
+  format: ['esm', 'cjs'],
+  outExtension: ({ format }) => (format === 'esm' ? { js: '.mjs', dts: '.d.mts' } : { js: '.cjs', dts: '.d.cts' }),
+  dts: true,
+  clean: true,
+  sourcemap: true,
+  target: 'node22',
+  platform: 'neutral',
+  splitting: false,
+  treeshake: true,
+});
