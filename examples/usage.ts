@@ -1,0 +1,58 @@
+/**
+ * Every namespace of the client in one place, type-checked by `npm test`. Run it against a
+ * service (or, from issue 5 on, the bundled sandbox) with the PAYMENT_SERVICE_* variables set:
+ *   npx tsx examples/usage.ts
+ */
+import {
+  ErrorCode,
+  InvalidRequestError,
+  type Page,
+  PaymentClient,
+  RequestValidationError,
+  SESSION_STATUSES,
+  type SessionListItem,
+  TerminalBusyError,
+} from 'payment-service-sdk';
+
+export async function tour(client: PaymentClient = new PaymentClient()): Promise<void> {
+  const session = await client.sessions.create({
+    amount: { value: 2599, currency: 'EUR' },
+    urlOk: 'https://shop.example/paid',
+    urlKo: 'https://shop.example/failed',
+    description: 'Order 1042',
+    customReference: 'order-1042',
+  });
+  console.log('send the customer to', session.paymentUrl);
+
+  const current = await client.sessions.retrieve(session.sessionId);
+  const known: readonly string[] = SESSION_STATUSES;
+  console.log(current.status, known.includes(current.status) ? '' : '(a status this SDK version does not know)');
+
+  const [terminal] = await client.terminals.list({ syncFromProvider: true });
+  if (terminal) {
+    try {
+      const payment = await client.pos.createPayment({ poiId: terminal.poiId, amount: { value: 1500, currency: 'EUR' } });
+      console.log('POS', payment.posPaymentId, payment.status);
+      await client.modifications.refund({ paymentReference: payment.posPaymentId, amount: { value: 500, currency: 'EUR' } });
+      console.log(await client.pos.listModifications(payment.posPaymentId));
+    } catch (error) {
+      if (error instanceof TerminalBusyError) console.log('terminal busy, nothing charged');
+      else if (error instanceof InvalidRequestError && error.code === ErrorCode.INVALID_REQUEST) console.log(error.message, error.traceId);
+      else if (error instanceof RequestValidationError) console.log(error.issues);
+      else throw error;
+    }
+  }
+
+  for await (const item of client.sessions.list({ status: 'completed', take: 100 })) {
+    console.log(item.sessionId, item.paymentReference);
+  }
+  const page: Page<SessionListItem> = await client.sessions.list().firstPage();
+  console.log(page.total, 'sessions');
+  const refunds = await client.modifications.list({ type: 'refund' }).toArray({ max: 500 });
+  console.log(refunds.length, 'refunds');
+
+  const { response, idempotencyKey } = await client.modifications
+    .cancel({ paymentReference: 'SHOP1-PXTT-1' }, { idempotencyKey: 'order-1042-cancel-1' })
+    .withResponse();
+  console.log(response.status, idempotencyKey);
+}
