@@ -28,13 +28,16 @@ type ListingData<Key extends string, T> = { [K in Key]: T[] } & {
  */
 export class Paginator<T> implements AsyncIterable<T> {
   readonly #fetchPage: (cursor: string | undefined) => Promise<Page<T>>;
+  readonly #startCursor: string | undefined;
 
   /**
    * @param fetchPage Fetches the page at a cursor; `undefined` means the listing's first page
    * (the one at the `cursor` the listing was given, if any).
+   * @param startCursor The cursor the listing was given, so that the service handing it back counts as a loop.
    */
-  constructor(fetchPage: (cursor: string | undefined) => Promise<Page<T>>) {
+  constructor(fetchPage: (cursor: string | undefined) => Promise<Page<T>>, startCursor?: string) {
     this.#fetchPage = fetchPage;
+    this.#startCursor = startCursor;
   }
 
   /** Fetches the first page only. */
@@ -45,15 +48,18 @@ export class Paginator<T> implements AsyncIterable<T> {
   /** Iterates page by page, following `meta.cursor` while `meta.hasMore`. */
   async *pages(): AsyncGenerator<Page<T>, void, undefined> {
     let cursor: string | undefined;
+    // A cursor seen before means the service is cycling: stop rather than loop forever.
+    const seen = new Set<string>(this.#startCursor === undefined ? [] : [this.#startCursor]);
     for (;;) {
       const page = await this.#fetchPage(cursor);
       yield page;
       if (!page.hasMore || page.cursor === null) return;
-      if (page.cursor === cursor) {
-        throw new ResponseValidationError(`The listing returned the same cursor twice (${cursor}); stopping to avoid a loop`, {
+      if (seen.has(page.cursor)) {
+        throw new ResponseValidationError(`The listing returned cursor ${page.cursor} a second time; stopping to avoid a loop`, {
           body: '',
         });
       }
+      seen.add(page.cursor);
       cursor = page.cursor;
     }
   }
@@ -85,11 +91,12 @@ export class Paginator<T> implements AsyncIterable<T> {
 export function paginate<Key extends string, T>(
   key: Key,
   fetch: (cursor: string | undefined) => APIPromise<ListingData<Key, T>>,
+  startCursor?: string,
 ): Paginator<T> {
   return new Paginator(async (cursor) => {
     // Guards matter only with `validateResponses: false`, where the shape is not checked.
     const data = await fetch(cursor);
     const meta = data.meta ?? { cursor: null, hasMore: false, total: 0 };
     return { items: data[key] ?? [], cursor: meta.cursor ?? null, hasMore: meta.hasMore === true, total: meta.total };
-  });
+  }, startCursor);
 }

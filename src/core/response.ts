@@ -31,7 +31,14 @@ type Failure = z.infer<typeof FailureEnvelope>['error'];
 
 /** Converts zod issues to the SDK's `{ path, message }` form. */
 export function toIssues(error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((issue) => ({ path: issue.path.join('.'), message: issue.message }));
+  return error.issues.flatMap((issue) => {
+    const path = issue.path.join('.');
+    // One issue per unknown key, each at its own path, so callers can find the field.
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: path ? `${path}.${key}` : key, message: 'is not a known field' }));
+    }
+    return [{ path, message: issue.message }];
+  });
 }
 
 function parseJson(text: string): unknown {

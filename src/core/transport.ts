@@ -105,7 +105,7 @@ function toConnectionError(error: unknown): ConnectionError {
   const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string') as
     | string
     | undefined;
-  const messages = chain.map((item) => (item instanceof Error ? item.message : String(item))).filter(Boolean);
+  const messages = chain.flatMap((item) => (item instanceof Error ? [item.message] : typeof item === 'string' ? [item] : []));
   return new ConnectionError(`Connection to the payment service failed: ${messages.join(': ')}`, {
     cause,
     notSent: code !== undefined && NOT_SENT_CODES.has(code),
@@ -153,8 +153,10 @@ export class Transport {
     params: Params | undefined,
     options?: RequestOptions,
   ): Paginator<Item> {
-    return paginate(key, (cursor) =>
-      this.request(endpoint, { params: cursor === undefined ? params : ({ ...params, cursor } as Params) }, options),
+    return paginate(
+      key,
+      (cursor) => this.request(endpoint, { params: cursor === undefined ? params : ({ ...params, cursor } as Params) }, options),
+      typeof params?.cursor === 'string' ? params.cursor : undefined,
     );
   }
 

@@ -31,6 +31,7 @@ export const CancelParamsSchema = z.strictObject({
 /** The reference does not show the extend body: `paymentReference` is checked and other fields pass through. */
 export const ExtendParamsSchema = z.looseObject({
   paymentReference,
+  webcode: z.never({ error: 'is added by the client from its options; do not pass it' }).optional(),
 });
 
 export const RefundAcknowledgementSchema = z.looseObject({

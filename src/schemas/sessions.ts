@@ -33,6 +33,23 @@ function isBcp47(tag: string): boolean {
   }
 }
 
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/;
+
+/** An ISO 8601 calendar date-time (seconds, fraction and offset optional) naming a real instant. */
+function isIsoDateTime(value: string): boolean {
+  const match = ISO_DATE_TIME.exec(value);
+  if (!match) return false;
+  const [, year, month, day, hour, minute, second = '0'] = match.map(Number);
+  const date = new Date(Date.UTC(year ?? 0, (month ?? 1) - 1, day ?? 0));
+  return (
+    date.getUTCMonth() === (month ?? 0) - 1 &&
+    date.getUTCDate() === day &&
+    (hour ?? 99) < 24 &&
+    (minute ?? 99) < 60 &&
+    Number(second) < 60
+  );
+}
+
 export const CreateSessionParamsSchema = z.strictObject({
   amount: AmountParams,
   urlOk: httpUrl,
@@ -46,7 +63,7 @@ export const CreateSessionParamsSchema = z.strictObject({
   deliverAt: z
     .union([
       z.date().refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date').transform((date) => date.toISOString()),
-      z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time, for example 2026-01-31T10:00:00Z' }),
+      z.string().refine(isIsoDateTime, 'must be an ISO 8601 date-time, for example 2026-01-31T10:00:00Z'),
     ])
     .optional(),
   description: description.optional(),
