@@ -12,18 +12,28 @@ export {
   InvalidRequestError,
   PaymentServiceError,
   PermissionDeniedError,
+  PosPaymentPendingError,
+  type PosRecoveryState,
   RateLimitError,
   type RequestContext,
   RequestValidationError,
   ResponseValidationError,
+  type ResumeOptions,
   ServerError,
   TerminalBusyError,
   TerminalCommunicationError,
   TimeoutError,
   type ValidationIssue,
 } from './core/errors.js';
-export type { ClientHooks, ClientOptions, Environment, Logger } from './core/options.js';
+export type { ClientHooks, ClientOptions, Environment, Logger, RetryInfo } from './core/options.js';
 export { type Page, Paginator } from './core/pagination.js';
+export type {
+  CreatePosPaymentOptions,
+  RecoveredPosPayment,
+  RecoveryOptions,
+  WaitForFinalStatusOptions,
+} from './core/recovery.js';
+export type { RetryBudgetOptions } from './core/retry.js';
 export type { RequestOptions } from './core/transport.js';
 export type { Modifications } from './resources/modifications.js';
 export type { Pos } from './resources/pos.js';

@@ -65,7 +65,7 @@ interface Call {
 }
 
 const createSession: Call = { method: 'post', path: `${T}/payment/session`, run: (c) => c.sessions.create(sessionParams) };
-const createPos: Call = { method: 'post', path: `${T}/pos/payment`, run: (c) => c.pos.createPayment(posParams) };
+const createPos: Call = { method: 'post', path: `${T}/pos/payment`, run: (c) => c.pos.createPayment(posParams, { recover: false }) };
 const listTerminals: Call = { method: 'get', path: `${T}/pos/terminals`, run: (c) => c.terminals.list() };
 const refund: Call = {
   method: 'post',

@@ -27,6 +27,7 @@ import {
   type PosPayment,
   type PosPaymentStatus,
   RateLimitError,
+  type RecoveredPosPayment,
   type RequestOptions,
   type Session,
   type SessionListItem,
@@ -74,7 +75,9 @@ describe('method signatures', () => {
     expectTypeOf(c.sessions.listModifications).returns.resolves.toEqualTypeOf<ModificationRecord[]>();
     expectTypeOf(c.pos.listModifications).returns.resolves.toEqualTypeOf<ModificationRecord[]>();
     expectTypeOf(c.pos.createPayment).parameter(0).toEqualTypeOf<CreatePosPaymentParams>();
-    expectTypeOf(c.pos.createPayment).returns.resolves.toEqualTypeOf<PosPayment>();
+    expectTypeOf(c.pos.createPayment).returns.resolves.toEqualTypeOf<RecoveredPosPayment>();
+    expectTypeOf<RecoveredPosPayment['recovered']>().toEqualTypeOf<true | undefined>();
+    expectTypeOf<RecoveredPosPayment>().toExtend<PosPayment>();
     expectTypeOf(c.terminals.list).returns.toEqualTypeOf<APIPromise<Terminal[]>>();
     expectTypeOf(c.terminals.list).returns.resolves.toEqualTypeOf<Terminal[]>();
   });

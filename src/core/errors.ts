@@ -1,3 +1,5 @@
+import type { CreatePosPaymentParams, PosPayment } from '../schemas/pos.js';
+
 /**
  * Every error the SDK throws. The tree is flat enough to `instanceof` on the class that matters
  * (`TerminalBusyError`, `IdempotencyConflictError`) and deep enough to catch a family
@@ -134,10 +136,13 @@ export class ConnectionError extends PaymentServiceError {
    * so a resend cannot duplicate anything.
    */
   readonly notSent: boolean;
+  /** The system error code under the failure, such as `ECONNREFUSED` or `ECONNRESET`, when there is one. */
+  readonly code: string | undefined;
 
-  constructor(message: string, options: { cause?: unknown; notSent: boolean; context?: RequestContext }) {
+  constructor(message: string, options: { cause?: unknown; notSent: boolean; code?: string | undefined; context?: RequestContext }) {
     super(message, options);
     this.notSent = options.notSent;
+    this.code = options.code;
   }
 }
 
@@ -248,4 +253,63 @@ export class TerminalCommunicationError extends ApiError {
 /** Any other 5xx. */
 export class ServerError extends ApiError {
   override name = 'ServerError';
+}
+
+/**
+ * What a POS recovery needs to continue, as plain JSON: store it and pass it to
+ * `client.pos.resumeRecovery(state)`, in this process or another.
+ */
+export interface PosRecoveryState {
+  /** The charge's `Idempotency-Key`; resending with it reads the stored response and never charges again. */
+  idempotencyKey?: string | undefined;
+  /** The charge's parameters, resent byte for byte with the same key. */
+  params?: CreatePosPaymentParams | undefined;
+  /** The payment's id, once known. */
+  posPaymentId?: string | undefined;
+  /** When the charge was first sent (ISO 8601), to narrow the listing window. */
+  sentAt?: string | undefined;
+}
+
+/** Options of `PosPaymentPendingError.resume()`. */
+export interface ResumeOptions {
+  /** First interval between polls, in ms. Default 2 000. */
+  pollIntervalMs?: number | undefined;
+  /** Give up after this long, in ms. Default 300 000. */
+  maxWaitMs?: number | undefined;
+  /** Wait before the first step, in ms. Default 0. */
+  initialDelayMs?: number | undefined;
+  /** Resolves with an AUTHORISATION webhook, as a hint that ends a wait early. */
+  webhook?: PromiseLike<unknown> | undefined;
+}
+
+/**
+ * The outcome of a POS payment is still unknown after recovery gave up (`maxWaitMs`). Nothing was
+ * charged twice. Call `resume()` later, or save `state` and call `client.pos.resumeRecovery(state)`
+ * from another process.
+ */
+export class PosPaymentPendingError extends PaymentServiceError {
+  override name = 'PosPaymentPendingError';
+  /** The payment's id, when it became known. */
+  readonly posPaymentId: string | undefined;
+  /** The last record seen (status `timeout` or `pending`), if any. */
+  readonly lastKnown: PosPayment | undefined;
+  /** Everything needed to continue, as plain JSON. */
+  readonly state: PosRecoveryState;
+  readonly #resume: (options?: ResumeOptions) => Promise<PosPayment & { recovered?: true }>;
+
+  constructor(state: PosRecoveryState, lastKnown: PosPayment | undefined, resume: (options?: ResumeOptions) => Promise<PosPayment & { recovered?: true }>) {
+    super(
+      `The POS payment ${state.posPaymentId ?? '(id unknown)'} has no final status yet; nothing was charged twice. Call resume() later.`,
+      { context: { idempotencyKey: state.idempotencyKey } },
+    );
+    this.posPaymentId = state.posPaymentId;
+    this.lastKnown = lastKnown;
+    this.state = state;
+    this.#resume = resume;
+  }
+
+  /** Continues the same recovery: resolves with the final payment, or throws this error again. */
+  resume(options?: ResumeOptions): Promise<PosPayment & { recovered?: true }> {
+    return this.#resume(options);
+  }
 }

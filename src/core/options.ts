@@ -1,4 +1,5 @@
-import { ConfigurationError } from './errors.js';
+import { ConfigurationError, type RequestContext } from './errors.js';
+import type { RetryBudgetOptions } from './retry.js';
 
 /** Which of the service's two isolated environments a client talks to. */
 export type Environment = 'test' | 'live';
@@ -11,8 +12,20 @@ export interface Logger {
   error(message: string, details?: Record<string, unknown>): void;
 }
 
+/** What `hooks.onRetry` is told before the SDK waits and resends. */
+export interface RetryInfo extends RequestContext {
+  /** The attempt that failed, counting from 1. */
+  attempt: number;
+  /** Why it failed. */
+  error: Error;
+  /** How long the SDK waits before the next attempt, in milliseconds. */
+  delayMs: number;
+}
+
 /** Hooks around every HTTP attempt, for adapters that trace or decorate the exchange. */
 export interface ClientHooks {
+  /** Called before each retry, after the decision to retry and before the wait. */
+  onRetry?: (info: RetryInfo) => void | Promise<void>;
   /** Called before each attempt. May return a replacement `Request`. */
   beforeRequest?: (request: Request) => void | Request | Promise<void | Request>;
   /** Called after each attempt with a clone of the response. May return a replacement `Response`. */
@@ -37,6 +50,12 @@ export interface ClientOptions {
   maxRetries?: number | undefined;
   /** A `fetch` implementation to use instead of the global one. */
   fetch?: typeof fetch | undefined;
+  /**
+   * The client's retry budget, a token bucket shared by all its calls so that an outage does not
+   * multiply the load: retries spend tokens (5, or 10 after a timeout or connection failure),
+   * successes refund them. Default `{ capacity: 500 }`; `false` turns it off.
+   */
+  retryBudget?: RetryBudgetOptions | false | undefined;
   /** Name and version of the adapter or app, appended to the `User-Agent`. */
   appInfo?: { name: string; version?: string | undefined } | undefined;
   /** Hooks around every HTTP attempt. */
@@ -57,6 +76,7 @@ export interface ResolvedOptions {
   timeout: number;
   posTimeout: number;
   maxRetries: number;
+  retryBudget: RetryBudgetOptions | false;
   fetch: typeof fetch | undefined;
   appInfo: { name: string; version?: string | undefined } | undefined;
   hooks: ClientHooks | undefined;
@@ -152,7 +172,14 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   if (options.validateResponses !== undefined && typeof options.validateResponses !== 'boolean') {
     throw new ConfigurationError('validateResponses', 'Option "validateResponses" must be a boolean');
   }
-  for (const hook of ['beforeRequest', 'afterResponse'] as const) {
+  const budget = options.retryBudget;
+  if (budget !== undefined && budget !== false) {
+    if (typeof budget !== 'object' || budget === null) {
+      throw new ConfigurationError('retryBudget', 'Option "retryBudget" must be an object or false');
+    }
+    for (const key of ['capacity', 'retryCost', 'timeoutCost'] as const) checkCount(`retryBudget.${key}`, budget[key], 0, 0);
+  }
+  for (const hook of ['beforeRequest', 'afterResponse', 'onRetry'] as const) {
     const value = options.hooks?.[hook];
     if (value !== undefined && typeof value !== 'function') {
       throw new ConfigurationError('hooks', `Option "hooks.${hook}" must be a function`);
@@ -166,6 +193,7 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     timeout: checkCount('timeout', options.timeout, 60_000, 1, MAX_TIMER_MS),
     posTimeout: checkCount('posTimeout', options.posTimeout, 270_000, 1, MAX_TIMER_MS),
     maxRetries: checkCount('maxRetries', options.maxRetries, 2, 0),
+    retryBudget: budget ?? {},
     fetch: options.fetch,
     appInfo,
     hooks: options.hooks,

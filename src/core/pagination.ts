@@ -27,22 +27,30 @@ type ListingData<Key extends string, T> = { [K in Key]: T[] } & {
  * ```
  */
 export class Paginator<T> implements AsyncIterable<T> {
-  readonly #fetchPage: (cursor: string | undefined) => Promise<Page<T>>;
+  readonly #fetchPage: (cursor: string | undefined) => Promise<Page<T> & { response?: Response }>;
   readonly #startCursor: string | undefined;
+  /** The HTTP response of the page fetched last, for adapters that need headers; `undefined` before the first fetch. */
+  lastResponse: Response | undefined;
 
   /**
    * @param fetchPage Fetches the page at a cursor; `undefined` means the listing's first page
    * (the one at the `cursor` the listing was given, if any).
    * @param startCursor The cursor the listing was given, so that the service handing it back counts as a loop.
    */
-  constructor(fetchPage: (cursor: string | undefined) => Promise<Page<T>>, startCursor?: string) {
+  constructor(fetchPage: (cursor: string | undefined) => Promise<Page<T> & { response?: Response }>, startCursor?: string) {
     this.#fetchPage = fetchPage;
     this.#startCursor = startCursor;
   }
 
   /** Fetches the first page only. */
   firstPage(): Promise<Page<T>> {
-    return this.#fetchPage(undefined);
+    return this.#fetch(undefined);
+  }
+
+  async #fetch(cursor: string | undefined): Promise<Page<T>> {
+    const { response, ...page } = await this.#fetchPage(cursor);
+    this.lastResponse = response;
+    return page;
   }
 
   /** Iterates page by page, following `meta.cursor` while `meta.hasMore`. */
@@ -51,7 +59,7 @@ export class Paginator<T> implements AsyncIterable<T> {
     // A cursor seen before means the service is cycling: stop rather than loop forever.
     const seen = new Set<string>(this.#startCursor === undefined ? [] : [this.#startCursor]);
     for (;;) {
-      const page = await this.#fetchPage(cursor);
+      const page = await this.#fetch(cursor);
       yield page;
       if (!page.hasMore || page.cursor === null) return;
       if (seen.has(page.cursor)) {
@@ -95,8 +103,8 @@ export function paginate<Key extends string, T>(
 ): Paginator<T> {
   return new Paginator(async (cursor) => {
     // Guards matter only with `validateResponses: false`, where the shape is not checked.
-    const data = await fetch(cursor);
+    const { data, response } = await fetch(cursor).withResponse();
     const meta = data.meta ?? { cursor: null, hasMore: false, total: 0 };
-    return { items: data[key] ?? [], cursor: meta.cursor ?? null, hasMore: meta.hasMore === true, total: meta.total };
+    return { items: data[key] ?? [], cursor: meta.cursor ?? null, hasMore: meta.hasMore === true, total: meta.total, response };
   }, startCursor);
 }

@@ -53,6 +53,67 @@ export function parseRetryAfter(value: string | null | undefined, now: number = 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/** Failures of a socket that was already open: the stale keep-alive case, safe to resend once for free. */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/**
+ * True when a connection died under a request before any response arrived, the signature of a
+ * pooled keep-alive socket the server had already closed. Reads and keyed writes resend once for
+ * free (even with `maxRetries: 0`); a POS charge never does.
+ */
+export function isStaleSocket(error: unknown, retryClass: RetryClass): boolean {
+  return (
+    retryClass !== 'charge' && error instanceof ConnectionError && error.code !== undefined && STALE_SOCKET_CODES.has(error.code)
+  );
+}
+
+/** Settings of the per-client retry budget. */
+export interface RetryBudgetOptions {
+  /** Tokens in a full bucket. Default 500. */
+  capacity?: number | undefined;
+  /** Tokens a retry costs. Default 5. */
+  retryCost?: number | undefined;
+  /** Tokens a retry after a timeout or a connection failure costs. Default 10. */
+  timeoutCost?: number | undefined;
+}
+
+/**
+ * A token bucket shared by every call of one client, as the AWS SDKs do: retries spend tokens,
+ * successes refund them. When the service is down, the bucket empties and calls fail after their
+ * first attempt instead of multiplying the load.
+ */
+export class RetryBudget {
+  readonly #capacity: number;
+  readonly #retryCost: number;
+  readonly #timeoutCost: number;
+  #tokens: number;
+
+  constructor(options: RetryBudgetOptions = {}) {
+    this.#capacity = options.capacity ?? 500;
+    this.#retryCost = options.retryCost ?? 5;
+    this.#timeoutCost = options.timeoutCost ?? 10;
+    this.#tokens = this.#capacity;
+  }
+
+  /** Tokens left. */
+  get tokens(): number {
+    return this.#tokens;
+  }
+
+  /** Takes the cost of retrying after `error`; returns the tokens taken, or 0 when the bucket cannot pay. */
+  withdraw(error: unknown): number {
+    const cost = error instanceof TimeoutError || error instanceof ConnectionError ? this.#timeoutCost : this.#retryCost;
+    if (cost > this.#tokens) return 0;
+    this.#tokens -= cost;
+    return cost;
+  }
+
+  /** A call succeeded: give back what its retries took, or one token if it needed none. */
+  refund(spent: number): void {
+    this.#tokens = Math.min(this.#capacity, this.#tokens + (spent > 0 ? spent : 1));
+  }
+}
+
 /** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -1,15 +1,15 @@
 import ky, { type KyInstance, isNetworkError } from 'ky';
 import pRetry from 'p-retry';
-import { v4 as uuidv4 } from 'uuid';
 import type * as z from 'zod';
 import type { ListMeta } from '../schemas/common.js';
 import { VERSION } from '../version.js';
 import { APIPromise, type WithResponse } from './api-promise.js';
 import { ConnectionError, PaymentServiceError, type RequestContext, RequestValidationError, TimeoutError, type ValidationIssue } from './errors.js';
 import { type Paginator, paginate } from './pagination.js';
-import { MAX_TIMER_MS, type ResolvedOptions } from './options.js';
+import { newIdempotencyKey } from './idempotency.js';
+import { type Logger, MAX_TIMER_MS, type ResolvedOptions } from './options.js';
 import { interpretResponse, toIssues } from './response.js';
-import { type RetryClass, isRetryable, retryDelay, sleep } from './retry.js';
+import { RetryBudget, type RetryClass, isRetryable, isStaleSocket, retryDelay, sleep } from './retry.js';
 
 /** Options every method takes as its last argument. */
 export interface RequestOptions {
@@ -108,6 +108,7 @@ function toConnectionError(error: unknown): ConnectionError {
   const messages = chain.flatMap((item) => (item instanceof Error ? [item.message] : typeof item === 'string' ? [item] : []));
   return new ConnectionError(`Connection to the payment service failed: ${messages.join(': ')}`, {
     cause,
+    code,
     notSent: code !== undefined && NOT_SENT_CODES.has(code),
   });
 }
@@ -121,9 +122,11 @@ export class Transport {
   readonly #ky: KyInstance;
   readonly #pathPrefix: string;
   readonly #userAgent: string;
+  readonly #budget: RetryBudget | undefined;
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
+    this.#budget = options.retryBudget === false ? undefined : new RetryBudget(options.retryBudget);
     this.#pathPrefix = options.environment === 'test' ? '/external/v1/test' : '/external/v1';
     const runtime = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
     const app = options.appInfo ? ` ${options.appInfo.name}${options.appInfo.version ? `/${options.appInfo.version}` : ''}` : '';
@@ -139,6 +142,11 @@ export class Transport {
         afterResponse: hooks?.afterResponse ? [({ request, response }) => hooks.afterResponse?.(request, response)] : [],
       },
     });
+  }
+
+  /** The client's logger, for layers above the transport (POS recovery). */
+  get logger(): Logger | undefined {
+    return this.#options.logger;
   }
 
   /** Calls an endpoint. The returned promise resolves to the validated data. */
@@ -168,32 +176,48 @@ export class Transport {
     const request = this.#prepare(endpoint, input, options);
     const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
+    const maxRetries = options.maxRetries ?? this.#options.maxRetries;
     let attempts = 0;
+    let retries = 0;
+    let freeRetryUsed = false;
+    let tokensSpent = 0;
     try {
-      return await pRetry(
+      const result = await pRetry(
         (attemptNumber) => {
           attempts = attemptNumber;
           return this.#attempt(endpoint, request, attemptNumber);
         },
         {
-          retries: options.maxRetries ?? this.#options.maxRetries,
+          // One spare for the free stale-socket resend; the SDK counts the ordinary retries itself.
+          retries: maxRetries + 1,
           minTimeout: 0,
           maxTimeout: 0,
           ...(request.signal ? { signal: request.signal } : {}),
           // The SDK decides and waits itself: p-retry's own delays know neither jitter caps nor Retry-After.
-          onFailedAttempt: async ({ error, attemptNumber, retriesLeft }) => {
-            if (retriesLeft === 0 || !isRetryable(error, retryClass)) throw error;
-            const delay = retryDelay(error, attemptNumber - 1);
-            this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delay} ms`, {
+          onFailedAttempt: async ({ error, attemptNumber }) => {
+            const free = !freeRetryUsed && attemptNumber === 1 && isStaleSocket(error, retryClass);
+            if (!free) {
+              if (retries >= maxRetries || !isRetryable(error, retryClass)) throw error;
+              const cost = this.#budget?.withdraw(error) ?? 0;
+              if (this.#budget && cost === 0) throw error;
+              tokensSpent += cost;
+              retries += 1;
+            }
+            freeRetryUsed ||= free;
+            const delayMs = free ? 0 : retryDelay(error, retries - 1);
+            this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delayMs} ms`, {
               ...context,
               attempt: attemptNumber,
-              delayMs: delay,
+              delayMs,
               error: error.name,
             });
-            await sleep(delay, request.signal);
+            await this.#options.hooks?.onRetry?.({ ...context, attempt: attemptNumber, error, delayMs });
+            await sleep(delayMs, request.signal);
           },
         },
       );
+      this.#budget?.refund(tokensSpent);
+      return result;
     } catch (error) {
       if (error instanceof PaymentServiceError) error.withContext({ ...context, attempts });
       throw error;
@@ -243,7 +267,7 @@ export class Transport {
       url += `?${query}`;
     } else {
       body = JSON.stringify({ webcode: this.#options.webcode, ...fields });
-      idempotencyKey = options.idempotencyKey ?? uuidv4();
+      idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
       headers['content-type'] = 'application/json';
       headers['idempotency-key'] = idempotencyKey;
     }

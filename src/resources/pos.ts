@@ -1,6 +1,17 @@
-import type { APIPromise } from '../core/api-promise.js';
+import { APIPromise } from '../core/api-promise.js';
+import type { PosRecoveryState } from '../core/errors.js';
 import type { Paginator } from '../core/pagination.js';
-import type { Endpoint, RequestOptions } from '../core/transport.js';
+import {
+  type CreatePosPaymentOptions,
+  type PosOperations,
+  type RecoveredPosPayment,
+  type RecoveryOptions,
+  type WaitForFinalStatusOptions,
+  chargeWithRecovery,
+  resumeRecovery,
+  waitForFinalStatus,
+} from '../core/recovery.js';
+import type { Endpoint, RequestOptions, Transport } from '../core/transport.js';
 import { type ModificationRecord, ModificationsOfPaymentSchema } from '../schemas/modifications.js';
 import {
   type CreatePosPaymentParams,
@@ -37,14 +48,46 @@ const listModifications = {
 
 /** Payments on physical terminals. */
 export class Pos extends APIResource {
+  readonly #operations: PosOperations;
+
+  constructor(core: Transport) {
+    super(core);
+    this.#operations = {
+      charge: (params, options) => this.core.request(createPayment, { params }, options),
+      list: (params, options) => this.core.paginate(list, 'posPayments', params, options),
+      logger: core.logger,
+    };
+  }
+
   /**
    * Sends a charge to the terminal `poiId` and waits for its result (the service may take 240 s;
-   * the per-attempt timeout is the client's `posTimeout`, 270 s by default). The result's `status`
-   * is `success`, `failed` or `timeout`. The charge is never resent unless the request provably
-   * did not reach the service.
+   * each attempt may last the client's `posTimeout`, 270 s by default).
+   *
+   * A charge is never resent blindly. When its outcome is uncertain (a `timeout` status, a lost
+   * connection, a 5xx, a client-side timeout), recovery (on by default, see `options.recover`)
+   * waits, resends the same bytes with the same `Idempotency-Key` to read the stored response,
+   * then polls `GET /pos/payments` until the payment is `success` or `failed`. The result then has
+   * `recovered: true`. If `maxWaitMs` passes first, it throws `PosPaymentPendingError`, whose
+   * `resume()` continues later.
    */
-  createPayment(params: CreatePosPaymentParams, options?: RequestOptions): APIPromise<PosPayment> {
-    return this.core.request(createPayment, { params }, options);
+  createPayment(params: CreatePosPaymentParams, options?: CreatePosPaymentOptions): APIPromise<RecoveredPosPayment> {
+    return new APIPromise(chargeWithRecovery(this.#operations, params, options));
+  }
+
+  /**
+   * Waits for the final status (`success` or `failed`) of a payment known only by its id, for
+   * example after a restart, by polling `GET /pos/payments`. Throws `PosPaymentPendingError` after `maxWaitMs`.
+   */
+  waitForFinalStatus(posPaymentId: string, options?: WaitForFinalStatusOptions): APIPromise<RecoveredPosPayment> {
+    return new APIPromise(waitForFinalStatus(this.#operations, posPaymentId, options));
+  }
+
+  /** Continues a recovery from `PosPaymentPendingError.state`, saved by this or another process. */
+  resumeRecovery(
+    state: PosRecoveryState,
+    options?: RecoveryOptions & { signal?: AbortSignal | undefined },
+  ): APIPromise<RecoveredPosPayment> {
+    return new APIPromise(resumeRecovery(this.#operations, state, options));
   }
 
   /** Lists POS payments. `createdAtStart`/`createdAtEnd` take a `Date` (sent as UTC `YYYY-MM-DD HH:MM:SS`) or a string. */

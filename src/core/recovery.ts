@@ -1,0 +1,308 @@
+import type { CreatePosPaymentParams, ListPosPaymentsParams, PosPayment } from '../schemas/pos.js';
+import type { APIPromise, WithResponse } from './api-promise.js';
+import {
+  ConnectionError,
+  PosPaymentPendingError,
+  type PosRecoveryState,
+  type ResumeOptions,
+  RequestValidationError,
+  ResponseValidationError,
+  ServerError,
+  TerminalBusyError,
+  TimeoutError,
+  type ValidationIssue,
+} from './errors.js';
+import { newIdempotencyKey } from './idempotency.js';
+import type { Logger } from './options.js';
+import type { Paginator } from './pagination.js';
+import { sleep } from './retry.js';
+import type { RequestOptions } from './transport.js';
+
+/** How `pos.createPayment` recovers an outcome it could not read. */
+export interface RecoveryOptions {
+  /** Wait before the first recovery step, in ms. Default 10 000: the payment may still be in progress. */
+  initialDelayMs?: number | undefined;
+  /** First interval between polls of `GET /pos/payments`, in ms; it doubles up to 30 s. Default 2 000. */
+  pollIntervalMs?: number | undefined;
+  /** Give up after this long, in ms, with `PosPaymentPendingError`. Default 300 000. */
+  maxWaitMs?: number | undefined;
+  /**
+   * Resolves when your webhook endpoint receives the AUTHORISATION event (pass the parsed event or
+   * its `data`). It ends the current wait early. It is only a hint: the result is always read
+   * back from the API before it is returned.
+   */
+  webhook?: PromiseLike<unknown> | undefined;
+}
+
+/** Options of `pos.createPayment`. */
+export interface CreatePosPaymentOptions extends RequestOptions {
+  /**
+   * Recover a `timeout` result, a lost connection, a 5xx or a client-side timeout into a final
+   * answer without ever charging twice. Default `true`; `false` returns or throws the first outcome.
+   */
+  recover?: boolean | RecoveryOptions | undefined;
+}
+
+/** Options of `pos.waitForFinalStatus`. */
+export interface WaitForFinalStatusOptions extends Omit<RecoveryOptions, 'initialDelayMs'> {
+  /** Cancels the wait; the call rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
+  /** When the payment was created, to narrow the listing window. Read from the id when it carries a timestamp. */
+  createdAt?: Date | string | undefined;
+}
+
+/** A POS payment; `recovered` is `true` when the SDK had to recover the outcome. */
+export type RecoveredPosPayment = PosPayment & { recovered?: true };
+
+/** What recovery needs from the POS resource: one raw charge and the listing. */
+export interface PosOperations {
+  charge(params: CreatePosPaymentParams, options: RequestOptions): APIPromise<PosPayment>;
+  list(params: ListPosPaymentsParams, options: RequestOptions): Paginator<PosPayment>;
+  logger: Logger | undefined;
+}
+
+interface Settings {
+  initialDelayMs: number;
+  pollIntervalMs: number;
+  maxWaitMs: number;
+  webhook: PromiseLike<unknown> | undefined;
+}
+
+const DEFAULTS = { initialDelayMs: 10_000, pollIntervalMs: 2_000, maxWaitMs: 300_000 } as const;
+const MAX_POLL_INTERVAL_MS = 30_000;
+/** Slack around the listing window, for clock skew between this machine and the service. */
+const WINDOW_SLACK_MS = 5 * 60_000;
+/** Pages scanned per poll; the window is narrow, so more means something is wrong. */
+const MAX_SCAN_PAGES = 10;
+
+/** Statuses after which a POS payment does not change on its own. */
+function isFinal(payment: PosPayment): boolean {
+  return payment.status !== 'timeout' && payment.status !== 'pending';
+}
+
+function resolveSettings(recover: boolean | RecoveryOptions | undefined, path: string): Settings | undefined {
+  if (recover === false) return undefined;
+  const given = recover === true || recover === undefined ? {} : recover;
+  const issues: ValidationIssue[] = [];
+  const read = (name: keyof typeof DEFAULTS): number => {
+    const value = given[name] ?? DEFAULTS[name];
+    if (!Number.isInteger(value) || value < 0) issues.push({ path: `${path}.${name}`, message: 'must be an integer >= 0' });
+    return value;
+  };
+  const settings = { initialDelayMs: read('initialDelayMs'), pollIntervalMs: read('pollIntervalMs'), maxWaitMs: read('maxWaitMs'), webhook: given.webhook };
+  if (settings.webhook !== undefined && typeof settings.webhook?.then !== 'function') {
+    issues.push({ path: `${path}.webhook`, message: 'must be a promise' });
+  }
+  if (issues.length > 0) throw new RequestValidationError(issues);
+  return settings;
+}
+
+/** Failures after which the charge may or may not have happened: only recovery can tell. */
+function isUncertain(error: unknown): boolean {
+  if (error instanceof ConnectionError) return !error.notSent;
+  return error instanceof TimeoutError || error instanceof ServerError || error instanceof ResponseValidationError;
+}
+
+/** Failures of a recovery step that a later step can outlive. */
+function isPassing(error: unknown): boolean {
+  return isUncertain(error) || error instanceof ConnectionError || error instanceof TerminalBusyError;
+}
+
+/** The `paymentReference` of an AUTHORISATION webhook, given as the event or its `data`. */
+function hintedReference(event: unknown): string | undefined {
+  const record = event as { data?: { paymentReference?: unknown }; paymentReference?: unknown } | null | undefined;
+  const reference = record?.data?.paymentReference ?? record?.paymentReference;
+  return typeof reference === 'string' && reference !== '' ? reference : undefined;
+}
+
+/** Creation time carried by a `...-POSX[T]-{timestamp}` id, when it reads as Unix seconds or milliseconds. */
+export function timeFromPosPaymentId(posPaymentId: string): Date | undefined {
+  const digits = /-POSXT?-(\d{10}|\d{13})$/.exec(posPaymentId)?.[1];
+  if (!digits) return undefined;
+  return new Date(digits.length === 10 ? Number(digits) * 1000 : Number(digits));
+}
+
+function sameCharge(payment: PosPayment, params: CreatePosPaymentParams): boolean {
+  return (
+    payment.poiId === params.poiId &&
+    payment.amount.value === params.amount.value &&
+    payment.amount.currency === params.amount.currency &&
+    (params.customReference === undefined || payment.customReference === params.customReference)
+  );
+}
+
+/** One recovery run over `state`; the wait, the resend, the polls. */
+class Recovery {
+  readonly #ops: PosOperations;
+  readonly #state: PosRecoveryState;
+  readonly #settings: Settings;
+  readonly #signal: AbortSignal | undefined;
+  #lastKnown: PosPayment | undefined;
+  #lastResponse: Response | undefined;
+  #hint: string | undefined;
+  #wake: Promise<void> | undefined;
+
+  constructor(ops: PosOperations, state: PosRecoveryState, settings: Settings, signal: AbortSignal | undefined, lastKnown?: PosPayment) {
+    this.#ops = ops;
+    this.#state = { ...state };
+    this.#settings = settings;
+    this.#signal = signal;
+    this.#lastKnown = lastKnown;
+    this.#wake = settings.webhook
+      ? Promise.resolve(settings.webhook).then(
+          (event) => {
+            this.#hint = hintedReference(event);
+          },
+          () => undefined,
+        )
+      : undefined;
+  }
+
+  async run(): Promise<WithResponse<RecoveredPosPayment>> {
+    const deadline = Date.now() + this.#settings.maxWaitMs;
+    this.#ops.logger?.info('payment-service-sdk: POS outcome unknown, recovering', { ...this.#state, params: undefined });
+    await this.#pause(this.#settings.initialDelayMs);
+
+    const replayed = await this.#replay();
+    if (replayed) return replayed;
+
+    let interval = this.#settings.pollIntervalMs;
+    for (;;) {
+      const found = await this.#poll();
+      if (found) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await this.#pause(Math.min(interval, left));
+      interval = Math.min(interval * 2, MAX_POLL_INTERVAL_MS);
+    }
+    throw new PosPaymentPendingError(this.#state, this.#lastKnown, (options?: ResumeOptions) =>
+      new Recovery(this.#ops, this.#state, resolveSettings({ initialDelayMs: 0, ...options }, 'recover') as Settings, this.#signal, this.#lastKnown).run().then(
+        ({ data }) => data,
+      ),
+    );
+  }
+
+  /** Waits, unless the webhook hint arrives first (it wakes one wait only). */
+  async #pause(ms: number): Promise<void> {
+    if (ms <= 0) return;
+    const wake = this.#wake;
+    if (!wake) return sleep(ms, this.#signal);
+    const stop = new AbortController();
+    const signal = this.#signal ? AbortSignal.any([this.#signal, stop.signal]) : stop.signal;
+    const woke = await Promise.race([wake.then(() => true), sleep(ms, signal).then(() => false)]).finally(() => stop.abort());
+    if (woke) this.#wake = undefined;
+    this.#signal?.throwIfAborted();
+  }
+
+  #settle(payment: PosPayment, response: Response | undefined): WithResponse<RecoveredPosPayment> | undefined {
+    this.#lastKnown = payment;
+    this.#state.posPaymentId ??= payment.posPaymentId;
+    if (response) this.#lastResponse = response;
+    if (!isFinal(payment)) return undefined;
+    this.#ops.logger?.info('payment-service-sdk: POS outcome recovered', { posPaymentId: payment.posPaymentId, status: payment.status });
+    return { data: { ...payment, recovered: true }, response: this.#lastResponse as Response, idempotencyKey: this.#state.idempotencyKey };
+  }
+
+  /** Resends the same bytes with the same key: the service answers with its stored response. */
+  async #replay(): Promise<WithResponse<RecoveredPosPayment> | undefined> {
+    const { params, idempotencyKey } = this.#state;
+    if (!params || !idempotencyKey) return undefined;
+    try {
+      const { data, response } = await this.#ops.charge(params, { idempotencyKey, ...(this.#signal ? { signal: this.#signal } : {}) }).withResponse();
+      return this.#settle(data, response);
+    } catch (error) {
+      if (isPassing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /** Looks the payment up in `GET /pos/payments` over a narrow window around its creation. */
+  async #poll(): Promise<WithResponse<RecoveredPosPayment> | undefined> {
+    const { params, sentAt } = this.#state;
+    const id = this.#state.posPaymentId ?? this.#hint;
+    if (!id && !params) return undefined;
+    const center = sentAt ? Date.parse(sentAt) : undefined;
+    const filters: ListPosPaymentsParams = { take: 100, order: 'desc' };
+    if (center !== undefined && !Number.isNaN(center)) {
+      filters.createdAtStart = new Date(center - WINDOW_SLACK_MS);
+      filters.createdAtEnd = new Date(Date.now() + WINDOW_SLACK_MS);
+    }
+    const listing = this.#ops.list(filters, this.#signal ? { signal: this.#signal } : {});
+    const candidates: PosPayment[] = [];
+    try {
+      let pages = 0;
+      for await (const page of listing.pages()) {
+        for (const payment of page.items) {
+          // A hinted id is unverified: it must also describe this charge.
+          const matches = id ? payment.posPaymentId === id && (id !== this.#hint || !params || sameCharge(payment, params)) : params && sameCharge(payment, params);
+          if (matches) candidates.push(payment);
+        }
+        if (id && candidates.length > 0) break;
+        if (++pages >= MAX_SCAN_PAGES) break;
+      }
+    } catch (error) {
+      if (isPassing(error)) return undefined;
+      throw error;
+    }
+    // Without an id, two charges alike in terminal and amount are indistinguishable: wait rather than guess.
+    const [match] = candidates;
+    if (!match || (!id && candidates.length > 1)) return undefined;
+    return this.#settle(match, listing.lastResponse);
+  }
+}
+
+/** `pos.createPayment` with recovery: one charge, then, if its outcome is uncertain, recovery. */
+export async function chargeWithRecovery(
+  ops: PosOperations,
+  params: CreatePosPaymentParams,
+  options: CreatePosPaymentOptions = {},
+): Promise<WithResponse<RecoveredPosPayment>> {
+  const { recover, ...requestOptions } = options;
+  const settings = resolveSettings(recover, 'options.recover');
+  const idempotencyKey = requestOptions.idempotencyKey ?? newIdempotencyKey();
+  const sentAt = new Date().toISOString();
+  let first: WithResponse<PosPayment> | undefined;
+  try {
+    first = await ops.charge(params, { ...requestOptions, idempotencyKey }).withResponse();
+  } catch (error) {
+    if (!settings || !isUncertain(error) || requestOptions.signal?.aborted) throw error;
+    ops.logger?.warn('payment-service-sdk: POS charge outcome unknown', { idempotencyKey, error: (error as Error).name });
+  }
+  if (first && (!settings || isFinal(first.data))) return first;
+  const state: PosRecoveryState = { idempotencyKey, params, sentAt, ...(first ? { posPaymentId: first.data.posPaymentId } : {}) };
+  return new Recovery(ops, state, settings as Settings, requestOptions.signal, first?.data).run();
+}
+
+/** Continues a recovery from its saved state, in this process or another. */
+export function resumeRecovery(
+  ops: PosOperations,
+  state: PosRecoveryState,
+  options: RecoveryOptions & { signal?: AbortSignal | undefined } = {},
+): Promise<WithResponse<RecoveredPosPayment>> {
+  const { signal, ...recover } = options;
+  if (!state || (typeof state.posPaymentId !== 'string' && (typeof state.idempotencyKey !== 'string' || !state.params))) {
+    return Promise.reject(
+      new RequestValidationError([{ path: 'state', message: 'needs a posPaymentId, or the idempotencyKey and params of the charge' }]),
+    );
+  }
+  try {
+    return new Recovery(ops, state, resolveSettings({ initialDelayMs: 0, ...recover }, 'options') as Settings, signal).run();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+/** Polls for the final status of a POS payment known only by its id. */
+export function waitForFinalStatus(
+  ops: PosOperations,
+  posPaymentId: string,
+  options: WaitForFinalStatusOptions = {},
+): Promise<WithResponse<RecoveredPosPayment>> {
+  if (typeof posPaymentId !== 'string' || posPaymentId === '') {
+    return Promise.reject(new RequestValidationError([{ path: 'posPaymentId', message: 'must be a non-empty string' }]));
+  }
+  const { createdAt, ...rest } = options;
+  const created = createdAt === undefined ? timeFromPosPaymentId(posPaymentId) : new Date(createdAt);
+  const sentAt = created && !Number.isNaN(created.getTime()) ? created.toISOString() : undefined;
+  return resumeRecovery(ops, { posPaymentId, ...(sentAt ? { sentAt } : {}) }, rest);
+}
