@@ -280,6 +280,8 @@ export interface ResumeOptions {
   initialDelayMs?: number | undefined;
   /** Resolves with an AUTHORISATION webhook, as a hint that ends a wait early. */
   webhook?: PromiseLike<unknown> | undefined;
+  /** Cancels the resumed wait; it rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
 }
 
 /**

@@ -175,11 +175,12 @@ class Recovery {
       await this.#pause(Math.min(interval, left));
       interval = Math.min(interval * 2, MAX_POLL_INTERVAL_MS);
     }
-    throw new PosPaymentPendingError(this.#state, this.#lastKnown, (options?: ResumeOptions) =>
-      new Recovery(this.#ops, this.#state, resolveSettings({ initialDelayMs: 0, ...options }, 'recover') as Settings, this.#signal, this.#lastKnown).run().then(
-        ({ data }) => data,
-      ),
-    );
+    throw new PosPaymentPendingError(this.#state, this.#lastKnown, async (options?: ResumeOptions) => {
+      const { signal, ...recover } = options ?? {};
+      const settings = resolveSettings({ initialDelayMs: 0, ...recover }, 'options') as Settings;
+      const { data } = await new Recovery(this.#ops, this.#state, settings, signal, this.#lastKnown).run();
+      return data;
+    });
   }
 
   /** Waits, unless the webhook hint arrives first (it wakes one wait only). */
