@@ -138,11 +138,17 @@ export class ConnectionError extends PaymentServiceError {
   readonly notSent: boolean;
   /** The system error code under the failure, such as `ECONNREFUSED` or `ECONNRESET`, when there is one. */
   readonly code: string | undefined;
+  /** True when the response had begun (status and headers arrived) and its body was cut off. */
+  readonly afterResponse: boolean;
 
-  constructor(message: string, options: { cause?: unknown; notSent: boolean; code?: string | undefined; context?: RequestContext }) {
+  constructor(
+    message: string,
+    options: { cause?: unknown; notSent: boolean; code?: string | undefined; afterResponse?: boolean; context?: RequestContext },
+  ) {
     super(message, options);
     this.notSent = options.notSent;
     this.code = options.code;
+    this.afterResponse = options.afterResponse ?? false;
   }
 }
 

@@ -63,7 +63,11 @@ const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UN
  */
 export function isStaleSocket(error: unknown, retryClass: RetryClass): boolean {
   return (
-    retryClass !== 'charge' && error instanceof ConnectionError && error.code !== undefined && STALE_SOCKET_CODES.has(error.code)
+    retryClass !== 'charge' &&
+    error instanceof ConnectionError &&
+    !error.afterResponse &&
+    error.code !== undefined &&
+    STALE_SOCKET_CODES.has(error.code)
   );
 }
 
@@ -100,10 +104,10 @@ export class RetryBudget {
     return this.#tokens;
   }
 
-  /** Takes the cost of retrying after `error`; returns the tokens taken, or 0 when the bucket cannot pay. */
-  withdraw(error: unknown): number {
+  /** Takes the cost of retrying after `error`; returns the tokens taken, or `undefined` when the bucket cannot pay. */
+  withdraw(error: unknown): number | undefined {
     const cost = error instanceof TimeoutError || error instanceof ConnectionError ? this.#timeoutCost : this.#retryCost;
-    if (cost > this.#tokens) return 0;
+    if (cost > this.#tokens) return undefined;
     this.#tokens -= cost;
     return cost;
   }

@@ -99,7 +99,7 @@ function causeChain(error: unknown): unknown[] {
   return chain;
 }
 
-function toConnectionError(error: unknown): ConnectionError {
+function toConnectionError(error: unknown, afterResponse: boolean): ConnectionError {
   const cause = rootCause(error);
   const chain = causeChain(cause);
   const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string') as
@@ -109,7 +109,8 @@ function toConnectionError(error: unknown): ConnectionError {
   return new ConnectionError(`Connection to the payment service failed: ${messages.join(': ')}`, {
     cause,
     code,
-    notSent: code !== undefined && NOT_SENT_CODES.has(code),
+    afterResponse,
+    notSent: !afterResponse && code !== undefined && NOT_SENT_CODES.has(code),
   });
 }
 
@@ -198,8 +199,8 @@ export class Transport {
             const free = !freeRetryUsed && attemptNumber === 1 && isStaleSocket(error, retryClass);
             if (!free) {
               if (retries >= maxRetries || !isRetryable(error, retryClass)) throw error;
-              const cost = this.#budget?.withdraw(error) ?? 0;
-              if (this.#budget && cost === 0) throw error;
+              const cost = this.#budget ? this.#budget.withdraw(error) : 0;
+              if (cost === undefined) throw error;
               tokensSpent += cost;
               retries += 1;
             }
@@ -289,7 +290,7 @@ export class Transport {
     const timeoutId = setTimeout(() => timer.abort(), request.timeout);
     const signal = request.signal ? AbortSignal.any([request.signal, timer.signal]) : timer.signal;
     const started = performance.now();
-    let response: Response;
+    let response: Response | undefined;
     let text: string;
     try {
       response = await this.#ky(request.url, {
@@ -303,7 +304,7 @@ export class Transport {
       if (request.signal?.aborted) throw request.signal.reason;
       if (timer.signal.aborted) throw new TimeoutError(request.timeout);
       // A hook's own error is the caller's to see as thrown; only fetch failures are connection errors.
-      if (isNetworkError(error) || error instanceof TypeError) throw toConnectionError(error);
+      if (isNetworkError(error) || error instanceof TypeError) throw toConnectionError(error, response !== undefined);
       throw error;
     } finally {
       clearTimeout(timeoutId);
