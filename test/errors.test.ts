@@ -22,6 +22,7 @@ import {
   TimeoutError,
 } from '../src/index.js';
 import { API_KEY, BASE_URL, WEBCODE, client, failure, respond, seen, success, useMsw } from './support/msw.js';
+import { rejection } from './support/rejection.js';
 
 // msw replaces globalThis.fetch when it starts listening (in beforeAll): this is the real one,
 // used to reach a closed local port for a genuine "connection refused".
@@ -34,16 +35,6 @@ const amount = { value: 1050, currency: 'EUR' } as const;
 const sessionParams = { amount, urlOk: 'https://shop.example/ok', urlKo: 'https://shop.example/ko' };
 const posParams = { poiId: 'V400m-TEST-000001', amount };
 const terminals = [{ poiId: 'V400m-TEST-000001', status: 'boarded' }];
-
-/** The rejection of `promise`; fails the test if it resolves. */
-async function rejection(promise: PromiseLike<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to reject');
-}
 
 function thrown(make: () => unknown): unknown {
   try {

@@ -26,6 +26,7 @@ import {
   TimeoutError,
 } from '../src/index.js';
 import { type Fault, type FaultServer, startFaultServer } from './support/fault-server.js';
+import { rejection as rejectionOf } from './support/rejection.js';
 
 let server: FaultServer;
 beforeAll(async () => {
@@ -158,14 +159,6 @@ async function rejection<T>(promise: PromiseLike<unknown>, type: abstract new (.
   return error as T;
 }
 
-async function rejectionOf(promise: PromiseLike<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the call to fail, it resolved');
-}
 
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
