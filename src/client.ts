@@ -4,6 +4,7 @@ import { Modifications } from './resources/modifications.js';
 import { Pos } from './resources/pos.js';
 import { Sessions } from './resources/sessions.js';
 import { Terminals } from './resources/terminals.js';
+import { Webhooks } from './resources/webhooks.js';
 
 /**
  * The payment service client.
@@ -24,6 +25,8 @@ export class PaymentClient {
   readonly modifications: Modifications;
   /** Boarded POS terminals. */
   readonly terminals: Terminals;
+  /** Confirms webhook deliveries against the API. */
+  readonly webhooks: Webhooks;
   /** The environment this client talks to. */
   readonly environment: Environment;
   /** The webcode every request carries. */
@@ -41,5 +44,6 @@ export class PaymentClient {
     this.pos = new Pos(core);
     this.modifications = new Modifications(core);
     this.terminals = new Terminals(core);
+    this.webhooks = new Webhooks({ sessions: this.sessions, pos: this.pos, modifications: this.modifications });
   }
 }

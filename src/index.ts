@@ -15,6 +15,10 @@ export {
   PosPaymentPendingError,
   type PosRecoveryState,
   RateLimitError,
+  RedirectDataError,
+  type RedirectDataErrorReason,
+  type RedirectMismatch,
+  RedirectMismatchError,
   type RequestContext,
   RequestValidationError,
   ResponseValidationError,
@@ -24,7 +28,13 @@ export {
   TerminalCommunicationError,
   TimeoutError,
   type ValidationIssue,
+  WebhookNotConfirmedError,
+  type WebhookNotConfirmedReason,
+  WebhookParseError,
 } from './core/errors.js';
+export { type ParsedReference, type ReferenceKind, parseReference } from './helpers/references.js';
+export * from './helpers/webhooks.js';
+export type { WebhookSources, Webhooks } from './resources/webhooks.js';
 export type { ClientHooks, ClientOptions, Environment, Logger, RetryInfo } from './core/options.js';
 export { type Page, Paginator } from './core/pagination.js';
 export type {

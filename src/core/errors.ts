@@ -321,3 +321,66 @@ export class PosPaymentPendingError extends PaymentServiceError {
     return this.#resume(options);
   }
 }
+
+/** Why the `data` parameter of a redirect was refused. */
+export type RedirectDataErrorReason = 'missing' | 'malformed' | 'signature' | 'algorithm' | 'expired' | 'not-before' | 'decryption';
+
+/** The redirect's `data` token is missing, malformed, tampered, expired or made with another key. Never includes the secret. */
+export class RedirectDataError extends PaymentServiceError {
+  override name = 'RedirectDataError';
+  /** What was wrong with the token. */
+  readonly reason: RedirectDataErrorReason;
+
+  constructor(reason: RedirectDataErrorReason, message: string) {
+    super(message);
+    this.reason = reason;
+  }
+}
+
+/** One field of the redirect data that differs from what the merchant expected. */
+export interface RedirectMismatch {
+  /** The field, for example `amount`. */
+  field: string;
+  /** What the merchant expected. */
+  expected: unknown;
+  /** What the token says. */
+  actual: unknown;
+}
+
+/** The redirect data decoded fine but does not match the order: the URL may have been manipulated. */
+export class RedirectMismatchError extends PaymentServiceError {
+  override name = 'RedirectMismatchError';
+  /** Every field that differs. */
+  readonly mismatches: readonly RedirectMismatch[];
+  /** The names of the fields that differ. */
+  readonly fields: readonly string[];
+
+  constructor(mismatches: readonly RedirectMismatch[]) {
+    super(`The redirect data does not match the expected ${mismatches.map((mismatch) => mismatch.field).join(', ')}`);
+    this.mismatches = mismatches;
+    this.fields = mismatches.map((mismatch) => mismatch.field);
+  }
+}
+
+/** A webhook body is not a JSON object of the form `{ event_code, data }`. */
+export class WebhookParseError extends PaymentServiceError {
+  override name = 'WebhookParseError';
+}
+
+/** Why a webhook could not be confirmed against the API. */
+export type WebhookNotConfirmedReason = 'not-found' | 'mismatch' | 'unsupported';
+
+/** The API does not confirm what a webhook says (deliveries are not signed, so this matters). */
+export class WebhookNotConfirmedError extends PaymentServiceError {
+  override name = 'WebhookNotConfirmedError';
+  /** `not-found`: no such record within the scan; `mismatch`: the record differs; `unsupported`: no way to check this event. */
+  readonly reason: WebhookNotConfirmedReason;
+  /** The record the API returned, when one was found. */
+  readonly record: unknown;
+
+  constructor(reason: WebhookNotConfirmedReason, message: string, record?: unknown) {
+    super(message);
+    this.reason = reason;
+    this.record = record;
+  }
+}

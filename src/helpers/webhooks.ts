@@ -1,0 +1,2 @@
+// Placeholder: replaced by the webhook module (parseWebhook, createWebhookHandler).
+export {};
