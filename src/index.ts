@@ -32,6 +32,15 @@ export {
   type WebhookNotConfirmedReason,
   WebhookParseError,
 } from './core/errors.js';
+export {
+  type DecodeRedirectOptions,
+  type ExpectedRedirect,
+  REDIRECT_ENCRYPTIONS,
+  REDIRECT_SIGNING_ALGORITHMS,
+  type RedirectAlgorithm,
+  decodeRedirectData,
+  verifyRedirect,
+} from './helpers/redirect.js';
 export { type ParsedReference, type ReferenceKind, parseReference } from './helpers/references.js';
 export * from './helpers/webhooks.js';
 export type { WebhookSources, Webhooks } from './resources/webhooks.js';
@@ -73,6 +82,7 @@ export {
   type PosPayment,
   type PosPaymentStatus,
 } from './schemas/pos.js';
+export type { RedirectData } from './schemas/redirect.js';
 export {
   ATTEMPT_STATUSES,
   type CreateSessionParams,

@@ -6,15 +6,6 @@ useMsw();
 
 const amount = { value: 1050, currency: 'EUR' } as const;
 const meta = { cursor: null, hasMore: false, total: 1 };
-const session = { sessionId: 'SHOP1-EXTT-1700000000', status: 'pending', amount, createdAt: '2026-01-01 10:00:00' };
-const posPayment = { posPaymentId: 'SHOP1-POSXT-1700000000', paymentReference: 'SHOP1-POSXT-1700000000', poiId: 'V400m-TEST-000001', amount, status: 'success' };
-const modification = {
-  operationReference: 'SHOP1-RFXT-1',
-  operationType: 'refund',
-  paymentReference: 'SHOP1-PXTT-1',
-  status: 'success',
-  amount,
-};
 
 interface Case {
   name: string;
@@ -27,7 +18,16 @@ interface Case {
   sent: Record<string, unknown>;
 }
 
-const cases: Case[] = [
+/** Every endpoint, with identifiers in the formats of `environment`. */
+function casesFor(environment: Environment): Case[] {
+  const t = environment === 'test' ? 'T' : '';
+  const sessionId = `SHOP1-EXT${t}-1700000000`;
+  const paymentReference = `SHOP1-PXT${t}-1`;
+  const posPaymentId = `SHOP1-POSX${t}-1700000000`;
+  const session = { sessionId, status: 'pending', amount, createdAt: '2026-01-01 10:00:00' };
+  const posPayment = { posPaymentId, paymentReference: posPaymentId, poiId: 'V400m-TEST-000001', amount, status: 'success' };
+  const modification = { operationReference: `SHOP1-RFX${t}-1`, operationType: 'refund', paymentReference, status: 'success', amount };
+  return [
   {
     name: 'sessions.create',
     method: 'post',
@@ -61,10 +61,10 @@ const cases: Case[] = [
   {
     name: 'sessions.retrieve',
     method: 'get',
-    path: '/payment/session/SHOP1-EXTT-1700000000',
+    path: `/payment/session/${sessionId}`,
     status: 200,
     data: session,
-    call: (c) => c.sessions.retrieve('SHOP1-EXTT-1700000000'),
+    call: (c) => c.sessions.retrieve(sessionId),
     sent: {},
   },
   {
@@ -79,10 +79,10 @@ const cases: Case[] = [
   {
     name: 'sessions.listModifications',
     method: 'get',
-    path: '/payment/session/SHOP1-EXTT-1700000000/modifications',
+    path: `/payment/session/${sessionId}/modifications`,
     status: 200,
     data: [modification],
-    call: (c) => c.sessions.listModifications('SHOP1-EXTT-1700000000'),
+    call: (c) => c.sessions.listModifications(sessionId),
     sent: {},
   },
   {
@@ -109,10 +109,10 @@ const cases: Case[] = [
   {
     name: 'pos.listModifications',
     method: 'get',
-    path: '/pos/payment/SHOP1-POSXT-1700000000/modifications',
+    path: `/pos/payment/${posPaymentId}/modifications`,
     status: 200,
     data: { modifications: [modification] },
-    call: (c) => c.pos.listModifications('SHOP1-POSXT-1700000000'),
+    call: (c) => c.pos.listModifications(posPaymentId),
     sent: {},
   },
   {
@@ -120,36 +120,36 @@ const cases: Case[] = [
     method: 'post',
     path: '/payment/refund',
     status: 202,
-    data: { refundReference: 'SHOP1-RFXT-1', paymentReference: 'SHOP1-PXTT-1', amount, status: 'pending', createdAt: '2026-01-01 10:00:00' },
-    call: (c) => c.modifications.refund({ paymentReference: 'SHOP1-PXTT-1', amount, reason: 'Damaged' }),
-    sent: { paymentReference: 'SHOP1-PXTT-1', amount, reason: 'Damaged' },
+    data: { refundReference: `SHOP1-RFX${t}-1`, paymentReference: paymentReference, amount, status: 'pending', createdAt: '2026-01-01 10:00:00' },
+    call: (c) => c.modifications.refund({ paymentReference: paymentReference, amount, reason: 'Damaged' }),
+    sent: { paymentReference: paymentReference, amount, reason: 'Damaged' },
   },
   {
     name: 'modifications.capture',
     method: 'post',
     path: '/payment/capture',
     status: 202,
-    data: { captureReference: 'SHOP1-CTX-1', paymentReference: 'SHOP1-PXTT-1', amount, status: 'received' },
-    call: (c) => c.modifications.capture({ paymentReference: 'SHOP1-PXTT-1', amount }),
-    sent: { paymentReference: 'SHOP1-PXTT-1', amount },
+    data: { captureReference: 'SHOP1-CTX-1', paymentReference: paymentReference, amount, status: 'received' },
+    call: (c) => c.modifications.capture({ paymentReference: paymentReference, amount }),
+    sent: { paymentReference: paymentReference, amount },
   },
   {
     name: 'modifications.cancel',
     method: 'post',
     path: '/payment/cancel',
     status: 202,
-    data: { cancelReference: 'SHOP1-CAX-1', paymentReference: 'SHOP1-PXTT-1', status: 'received' },
-    call: (c) => c.modifications.cancel({ paymentReference: 'SHOP1-PXTT-1' }),
-    sent: { paymentReference: 'SHOP1-PXTT-1' },
+    data: { cancelReference: 'SHOP1-CAX-1', paymentReference: paymentReference, status: 'received' },
+    call: (c) => c.modifications.cancel({ paymentReference: paymentReference }),
+    sent: { paymentReference: paymentReference },
   },
   {
     name: 'modifications.extend',
     method: 'post',
     path: '/payment/extend',
     status: 200,
-    data: { paymentReference: 'SHOP1-PXTT-1', status: 'received' },
-    call: (c) => c.modifications.extend({ paymentReference: 'SHOP1-PXTT-1' }),
-    sent: { paymentReference: 'SHOP1-PXTT-1' },
+    data: { paymentReference: paymentReference, status: 'received' },
+    call: (c) => c.modifications.extend({ paymentReference: paymentReference }),
+    sent: { paymentReference: paymentReference },
   },
   {
     name: 'modifications.list',
@@ -170,11 +170,14 @@ const cases: Case[] = [
     sent: { syncFromProvider: 'true' },
   },
 ];
+}
+
+const session = { sessionId: 'SHOP1-EXTT-1700000000', status: 'pending', amount, createdAt: '2026-01-01 10:00:00' };
 
 const prefixes: Record<Environment, string> = { test: '/external/v1/test', live: '/external/v1' };
 
 describe.each(['test', 'live'] as const)('every endpoint in %s', (environment) => {
-  it.each(cases)('$name sends the documented request and returns data', async (testCase) => {
+  it.each(casesFor(environment))('$name sends the documented request and returns data', async (testCase) => {
     respond(testCase.method, prefixes[environment] + testCase.path, () => success(testCase.data as never, testCase.status));
     const result = await testCase.call(client({ environment }));
 

@@ -1,6 +1,7 @@
 import ky, { type KyInstance, isNetworkError } from 'ky';
 import pRetry from 'p-retry';
 import type * as z from 'zod';
+import { referenceProblem } from '../helpers/references.js';
 import type { ListMeta } from '../schemas/common.js';
 import { VERSION } from '../version.js';
 import { APIPromise, type WithResponse } from './api-promise.js';
@@ -235,8 +236,10 @@ export class Transport {
         issues.push({ path: name, message: 'must be a non-empty string' });
         continue;
       }
+      this.#checkReference(name, value, issues);
       path = path.replace(`{${name}}`, encodeURIComponent(value));
     }
+    this.#checkReference('paymentReference', (input.params as { paymentReference?: unknown } | undefined)?.paymentReference, issues);
 
     let fields: object = {};
     if (endpoint.params) {
@@ -283,6 +286,12 @@ export class Transport {
       timeout: options.timeout ?? defaultTimeout,
       signal: options.signal,
     };
+  }
+
+  /** A reference of the other environment or another webcode would only earn a 403 (or act on the wrong account). */
+  #checkReference(field: string, value: unknown, issues: ValidationIssue[]): void {
+    const problem = referenceProblem(value, this.#options.environment, this.#options.webcode);
+    if (problem) issues.push({ path: field, message: problem });
   }
 
   async #attempt<Result>(endpoint: Endpoint<unknown, Result>, request: PreparedRequest, attempt: number): Promise<WithResponse<Result>> {
