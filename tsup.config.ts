@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', testing: 'src/testing/index.ts' },
+  entry: { index: 'src/index.ts', testing: 'src/testing/index.ts', sandbox: 'src/sandbox/index.ts', cli: 'src/cli/index.ts' },
   format: ['esm', 'cjs'],
   outExtension: ({ format }) => (format === 'esm' ? { js: '.mjs', dts: '.d.mts' } : { js: '.cjs', dts: '.d.cts' }),
   dts: true,

@@ -44,7 +44,7 @@ export {
 export { type ParsedReference, type ReferenceKind, parseReference } from './helpers/references.js';
 export * from './helpers/webhooks.js';
 export type { WebhookSources, Webhooks } from './resources/webhooks.js';
-export type { ClientHooks, ClientOptions, Environment, Logger, RetryInfo } from './core/options.js';
+export type { ClientHooks, ClientOptions, Environment, Logger, ResolvedOptions, RetryInfo } from './core/options.js';
 export { type Page, Paginator } from './core/pagination.js';
 export type {
   CreatePosPaymentOptions,
@@ -52,7 +52,7 @@ export type {
   RecoveryOptions,
   WaitForFinalStatusOptions,
 } from './core/recovery.js';
-export type { RetryBudgetOptions } from './core/retry.js';
+export type { RetryBudgetOptions, RetryClass } from './core/retry.js';
 export type { RequestOptions } from './core/transport.js';
 export type { Modifications } from './resources/modifications.js';
 export type { Pos } from './resources/pos.js';

@@ -1,0 +1,332 @@
+/**
+ * A stateful local emulator of the payment service, for demos and end-to-end tests with no
+ * account and no network. Import from `payment-service-sdk/sandbox`.
+ *
+ * ```ts
+ * const sandbox = createSandbox({ posDelayMs: 0 });
+ * const { baseUrl } = await sandbox.listen();
+ * const client = new PaymentClient({ apiKey: sandbox.keys.test, webcode: sandbox.webcode, baseUrl });
+ * ```
+ */
+import type { Environment } from '../core/options.js';
+import { type SandboxClock, seededRandom, systemClock } from './clock.js';
+import { handlePage } from './page.js';
+import { type FileStore, openFileStore } from './persistence.js';
+import { type SandboxState, emptyState } from './records.js';
+import { SANDBOX_BANNER, ServiceFailure, failureBody, invalid, jsonResponse, successBody } from './responses.js';
+import { type Answer, SandboxService } from './service.js';
+import { jsonObject } from './validation.js';
+import { WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
+
+export { manualClock, seededRandom, systemClock, type ManualClock, type SandboxClock, type TimerHandle } from './clock.js';
+export type {
+  AttemptRecord,
+  IdempotencyRecord,
+  ModificationRecord as SandboxModification,
+  PosRecord as SandboxPosPayment,
+  SandboxState,
+  SessionRecord as SandboxSession,
+  WebhookDelivery,
+} from './records.js';
+export type { WebhookRetryOptions } from './webhooks.js';
+
+/** An API key the sandbox accepts. */
+export interface SandboxKey {
+  key: string;
+  environment: Environment;
+  /** Defaults to the sandbox's webcode. */
+  webcode?: string | undefined;
+  /** Client addresses allowed to use the key; other addresses get 403 without a code. Default: any. */
+  ipAllowList?: readonly string[] | undefined;
+}
+
+/** Options of {@link createSandbox}. */
+export interface SandboxOptions {
+  /** The business the keys are bound to. Default `SANDBOX`. */
+  webcode?: string | undefined;
+  /** The Test and Live keys. Default `sk_test_sandbox` and `sk_live_sandbox`. */
+  keys?: { test?: string | undefined; live?: string | undefined } | undefined;
+  /** More keys, for example with an IP allow-list or another webcode. */
+  extraKeys?: readonly SandboxKey[] | undefined;
+  /** The client secrets that sign the redirect `data`. Default `cs_test_sandbox` and `cs_live_sandbox`. */
+  clientSecrets?: { test?: string | undefined; live?: string | undefined } | undefined;
+  /** URLs every webhook is POSTed to. */
+  webhookUrls?: readonly string[] | undefined;
+  /** Retries of webhook deliveries. */
+  webhookRetry?: WebhookRetryOptions | undefined;
+  /** Simulated terminal time for a POS payment, in ms: a number or `[min, max]`. Default `[2000, 3000]`, as documented. */
+  posDelayMs?: number | readonly [number, number] | undefined;
+  /** When a Test POS `timeout` payment completes (success) and emits its webhook, in ms. Default 10 000. */
+  posTimeoutResolveMs?: number | undefined;
+  /** When modifications resolve to `success` (and the REFUND webhook goes out), in ms. Default 200. */
+  modificationResolveMs?: number | undefined;
+  /** The clock; default the system clock. Use `manualClock()` to control expiry and delays. */
+  clock?: SandboxClock | undefined;
+  /** Seed of the sandbox's randomness (tokens, PSP references, trace ids, delays). Default 1. */
+  seed?: number | undefined;
+  /** Folder of a file-backed store, written atomically after every change. Default: memory only. */
+  dataDir?: string | undefined;
+  /** `fetch` used for webhook deliveries. Default the global one. */
+  fetch?: typeof fetch | undefined;
+}
+
+/** Per-request details the fetch handler cannot see itself. */
+export interface HandleInfo {
+  /** The client's address, for IP allow-lists. */
+  remoteAddress?: string | undefined;
+}
+
+/** A running sandbox. */
+export interface Sandbox {
+  /** Fetch-standard handler: answers any request to the service's paths or the payment page. */
+  handle(request: Request, info?: HandleInfo): Promise<Response>;
+  /** msw handlers that route requests for {@link Sandbox.baseUrl} to `handle` (needs `msw` installed). */
+  readonly handlers: unknown[];
+  /** Starts a real HTTP server (default `127.0.0.1`, a free port). */
+  listen(options?: { port?: number; host?: string }): Promise<{ baseUrl: string }>;
+  /** `http://127.0.0.1:<port>` once listening; before that `http://sandbox.localhost`, for in-process use. */
+  readonly baseUrl: string;
+  readonly webcode: string;
+  readonly keys: { test: string; live: string };
+  readonly clientSecrets: { test: string; live: string };
+  /** The live state: sessions, POS payments, modifications, deliveries. */
+  readonly state: SandboxState;
+  /** The webhook URLs; change it to add receivers. */
+  webhookUrls: string[];
+  /** Resolves when no webhook delivery is in flight. */
+  webhooksSettled(): Promise<void>;
+  /** The clock in use. */
+  readonly clock: SandboxClock;
+  /** Stops the server and timers. */
+  close(): Promise<void>;
+}
+
+interface Route {
+  name: string;
+  method: 'GET' | 'POST';
+  pattern: RegExp;
+  run: (service: SandboxService, context: RouteContext) => Answer | Promise<Answer>;
+}
+
+interface RouteContext {
+  environment: Environment;
+  params: string[];
+  query: URLSearchParams;
+  body: Record<string, unknown>;
+  origin: string;
+}
+
+const ROUTES: Route[] = [
+  { name: 'createSession', method: 'POST', pattern: /^\/payment\/session$/, run: (s, c) => s.createSession(c.environment, c.body, c.origin) },
+  { name: 'listSessions', method: 'GET', pattern: /^\/payment\/sessions$/, run: (s, c) => s.listSessions(c.environment, c.query) },
+  {
+    name: 'sessionModifications',
+    method: 'GET',
+    pattern: /^\/payment\/session\/([^/]+)\/modifications$/,
+    run: (s, c) => s.modificationsOf(c.environment, 'session', c.params[0] ?? ''),
+  },
+  { name: 'retrieveSession', method: 'GET', pattern: /^\/payment\/session\/([^/]+)$/, run: (s, c) => s.retrieveSession(c.environment, c.params[0] ?? '') },
+  { name: 'refund', method: 'POST', pattern: /^\/payment\/refund$/, run: (s, c) => s.modify(c.environment, 'refund', c.body) },
+  { name: 'capture', method: 'POST', pattern: /^\/payment\/capture$/, run: (s, c) => s.modify(c.environment, 'capture', c.body) },
+  { name: 'cancel', method: 'POST', pattern: /^\/payment\/cancel$/, run: (s, c) => s.modify(c.environment, 'cancel', c.body) },
+  { name: 'extend', method: 'POST', pattern: /^\/payment\/extend$/, run: (s, c) => s.modify(c.environment, 'extend', c.body) },
+  {
+    name: 'posModifications',
+    method: 'GET',
+    pattern: /^\/pos\/payment\/([^/]+)\/modifications$/,
+    run: (s, c) => s.modificationsOf(c.environment, 'pos', c.params[0] ?? ''),
+  },
+  { name: 'listModifications', method: 'GET', pattern: /^\/modifications$/, run: (s, c) => s.listModifications(c.environment, c.query) },
+  { name: 'listTerminals', method: 'GET', pattern: /^\/pos\/terminals$/, run: (s, c) => s.listTerminals(c.query) },
+  { name: 'createPosPayment', method: 'POST', pattern: /^\/pos\/payment$/, run: (s, c) => s.createPosPayment(c.environment, c.body) },
+  { name: 'listPosPayments', method: 'GET', pattern: /^\/pos\/payments$/, run: (s, c) => s.listPosPayments(c.environment, c.query) },
+];
+
+const API_PREFIX = /^\/external\/v1(\/test)?(\/.*)$/;
+const IN_PROCESS_BASE_URL = 'http://sandbox.localhost';
+
+function delayPicker(option: SandboxOptions['posDelayMs'], random: () => number): () => number {
+  if (typeof option === 'number') return () => option;
+  const [min, max] = option ?? [2_000, 3_000];
+  return () => Math.round(min + (max - min) * random());
+}
+
+/** Creates a sandbox of the service: in memory (or in `dataDir`), answering both the Test and Live path families. */
+export function createSandbox(options: SandboxOptions = {}): Sandbox {
+  const webcode = options.webcode ?? 'SANDBOX';
+  const keys = { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' };
+  const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
+  const clock = options.clock ?? systemClock();
+  const random = seededRandom(options.seed ?? 1);
+  const store: FileStore | undefined = options.dataDir ? openFileStore(options.dataDir) : undefined;
+  let state: SandboxState = store?.load() ?? emptyState();
+  const changed = () => store?.save(state);
+  const registry = new Map<string, SandboxKey>([
+    [keys.test, { key: keys.test, environment: 'test' }],
+    [keys.live, { key: keys.live, environment: 'live' }],
+    ...(options.extraKeys ?? []).map((entry): [string, SandboxKey] => [entry.key, entry]),
+  ]);
+  const webhooks = new WebhookDispatcher({
+    state: () => state,
+    clock,
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    urls: [...(options.webhookUrls ?? [])],
+    retry: options.webhookRetry,
+    onChange: changed,
+  });
+  const service = new SandboxService({
+    webcode,
+    clock,
+    random,
+    state: () => state,
+    webhooks,
+    posDelay: delayPicker(options.posDelayMs, random),
+    posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
+    modificationResolveMs: options.modificationResolveMs ?? 200,
+    changed,
+  });
+  /** Writes with an `Idempotency-Key` still running: a repeat waits for the first, then replays it. */
+  const running = new Map<string, Promise<unknown>>();
+  let server: { close(): Promise<void>; baseUrl: string } | undefined;
+
+  function traceId(): string {
+    return `sbx-${Math.floor(random() * 2 ** 48).toString(16).padStart(12, '0')}`;
+  }
+
+  function fail(failure: ServiceFailure): Response {
+    return jsonResponse(failure.status, failureBody(failure, traceId()));
+  }
+
+  function authenticate(request: Request, environment: Environment, info: HandleInfo | undefined): SandboxKey {
+    const key = registry.get(request.headers.get('x-api-key') ?? '');
+    if (!key || key.environment !== environment) {
+      throw new ServiceFailure(403, 11008, 'API key without permission for this resource');
+    }
+    if (key.ipAllowList && !key.ipAllowList.includes(normaliseAddress(info?.remoteAddress))) {
+      throw new ServiceFailure(403, undefined, 'Forbidden');
+    }
+    return key;
+  }
+
+  async function api(request: Request, url: URL, environment: Environment, rest: string, info: HandleInfo | undefined): Promise<Response> {
+    const route = ROUTES.find((candidate) => candidate.pattern.test(rest));
+    if (!route) throw new ServiceFailure(404, undefined, `No endpoint at ${url.pathname}`);
+    if (route.method !== request.method) throw new ServiceFailure(405, undefined, `Method ${request.method} not allowed on ${url.pathname}`);
+    const key = authenticate(request, environment, info);
+    const text = request.method === 'POST' ? await request.text() : '';
+    const body = request.method === 'POST' ? jsonObject(text) : {};
+    const sentWebcode = request.method === 'POST' ? body.webcode : url.searchParams.get('webcode');
+    if (sentWebcode === undefined || sentWebcode === null || sentWebcode === '') throw invalid('webcode is required');
+    if (sentWebcode !== (key.webcode ?? webcode)) throw new ServiceFailure(403, 11008, 'webcode does not match the API key');
+    const context: RouteContext = {
+      environment,
+      params: (route.pattern.exec(rest) ?? []).slice(1).map(decodeURIComponent),
+      query: url.searchParams,
+      body,
+      origin: server?.baseUrl ?? url.origin,
+    };
+    const idempotencyKey = request.method === 'POST' ? request.headers.get('idempotency-key') : null;
+    if (!idempotencyKey) return answer(await route.run(service, context));
+
+    const slot = `${environment} ${idempotencyKey}`;
+    while (running.has(slot)) await running.get(slot)?.catch(() => undefined);
+    const stored = state.idempotency[environment][idempotencyKey];
+    if (stored) {
+      if (stored.endpoint !== route.name) throw new ServiceFailure(409, undefined, 'Idempotency key already used for a different endpoint.');
+      if (stored.body !== canonical(body)) throw new ServiceFailure(409, undefined, 'Idempotency key reused with a different request body.');
+      return jsonResponse(stored.status, stored.response, { 'idempotent-replayed': 'true' });
+    }
+    const run = Promise.resolve(route.run(service, context));
+    running.set(slot, run);
+    try {
+      const result = await run;
+      const response = successBody(result.data);
+      // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
+      state.idempotency[environment][idempotencyKey] = { endpoint: route.name, body: canonical(body), status: result.status, response };
+      changed();
+      return jsonResponse(result.status, response);
+    } finally {
+      running.delete(slot);
+    }
+  }
+
+  function answer(result: Answer): Response {
+    return jsonResponse(result.status, successBody(result.data));
+  }
+
+  async function handle(request: Request, info?: HandleInfo): Promise<Response> {
+    const url = new URL(request.url);
+    try {
+      const apiPath = API_PREFIX.exec(url.pathname);
+      if (apiPath) return await api(request, url, apiPath[1] ? 'test' : 'live', apiPath[2] ?? '', info);
+      const pageResponse = await handlePage(request, url, { service, clientSecrets, clock, webcode });
+      if (pageResponse) return pageResponse;
+      throw new ServiceFailure(404, undefined, `Nothing at ${url.pathname}`);
+    } catch (error) {
+      if (error instanceof ServiceFailure) return fail(error);
+      return fail(new ServiceFailure(500, undefined, `Sandbox error: ${error instanceof Error ? error.message : String(error)}`));
+    }
+  }
+
+  const sandbox: Sandbox = {
+    handle,
+    get handlers() {
+      return mswHandlers(() => sandbox.baseUrl, handle);
+    },
+    async listen(listenOptions = {}) {
+      if (server) return { baseUrl: server.baseUrl };
+      const { serveNode } = await import('./node.js');
+      server = await serveNode(handle, listenOptions.port ?? 0, listenOptions.host ?? '127.0.0.1');
+      return { baseUrl: server.baseUrl };
+    },
+    get baseUrl() {
+      return server?.baseUrl ?? IN_PROCESS_BASE_URL;
+    },
+    webcode,
+    keys,
+    clientSecrets,
+    get state() {
+      return state;
+    },
+    get webhookUrls() {
+      return webhooks.urls;
+    },
+    set webhookUrls(urls: string[]) {
+      webhooks.urls = urls;
+    },
+    webhooksSettled: () => webhooks.settled(),
+    clock,
+    async close() {
+      await server?.close();
+      server = undefined;
+      await webhooks.settled();
+    },
+  };
+  return sandbox;
+}
+
+/** JSON with sorted keys, so that the same body in another key order is the same request. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : inner,
+  );
+}
+
+function normaliseAddress(address: string | undefined): string {
+  return address?.startsWith('::ffff:') ? address.slice(7) : (address ?? '');
+}
+
+/** msw's `http.all` handler for the sandbox, loaded only when asked for (msw is an optional peer). */
+function mswHandlers(baseUrl: () => string, handle: (request: Request) => Promise<Response>): unknown[] {
+  const load = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process?.getBuiltinModule?.('node:module') as
+    | { createRequire(path: string): (id: string) => unknown }
+    | undefined;
+  if (!load) throw new Error('sandbox.handlers needs Node.js 22 or later with msw installed');
+  const requireFromHere = load.createRequire(`${(globalThis as { process: { cwd(): string } }).process.cwd()}/`);
+  const { http } = requireFromHere('msw') as { http: { all(path: string, resolver: (input: { request: Request }) => Promise<Response>): unknown } };
+  return [http.all(`${baseUrl()}/*`, ({ request }) => handle(request))];
+}
+
+export { SANDBOX_BANNER };

@@ -1,0 +1,169 @@
+import { isLuhnValid } from '../testing/index.js';
+import type { StoredAmount } from './records.js';
+import { invalid } from './responses.js';
+
+/**
+ * Countries the sandbox accepts (`countryCode`); any other well-formed code answers 12009. The
+ * reference does not list the supported countries: the EEA, the United Kingdom, Switzerland and
+ * the United States are assumed.
+ */
+export const SUPPORTED_COUNTRIES = new Set(
+  'AT BE BG HR CY CZ DK EE FI FR DE GR HU IE IT LV LT LU MT NL PL PT RO SK SI ES SE IS LI NO GB CH US'.split(' '),
+);
+
+const CURRENCIES = new Set(['EUR', 'GBP', 'USD']);
+
+type Body = Record<string, unknown>;
+
+/** Parses a JSON object body; anything else answers 400 / 12001. */
+export function jsonObject(text: string): Body {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw invalid('Request body must be valid JSON');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('Request body must be a JSON object');
+  return value as Body;
+}
+
+export function requiredString(body: Body, field: string): string {
+  const value = body[field];
+  if (value === undefined || value === null || value === '') throw invalid(`${field} is required`);
+  if (typeof value !== 'string') throw invalid(`${field} must be a string`);
+  return value;
+}
+
+export function optionalString(body: Body, field: string, max?: number): string | null {
+  const value = body[field];
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw invalid(`${field} must be a string`);
+  if (max !== undefined && [...value].length > max) throw invalid(`${field} must be at most ${max} characters`);
+  return value;
+}
+
+export function optionalBoolean(body: Body, field: string): boolean {
+  const value = body[field];
+  if (value === undefined || value === null) return false;
+  if (typeof value !== 'boolean') throw invalid(`${field} must be a boolean`);
+  return value;
+}
+
+/** `amount.value` a positive integer of cents, `amount.currency` EUR, GBP or USD. */
+export function amountOf(body: Body, required: boolean): StoredAmount | null {
+  const amount = body.amount;
+  if (amount === undefined || amount === null) {
+    if (required) throw invalid('amount is required');
+    return null;
+  }
+  if (typeof amount !== 'object' || Array.isArray(amount)) throw invalid('amount must be an object with value and currency');
+  const { value, currency } = amount as Body;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw invalid('amount.value must be a positive integer number of cents');
+  }
+  if (typeof currency !== 'string' || !CURRENCIES.has(currency)) throw invalid('amount.currency must be one of EUR, GBP, USD');
+  return { value, currency };
+}
+
+export function httpUrl(body: Body, field: string): string {
+  const value = requiredString(body, field);
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+  } catch {
+    // reported below
+  }
+  throw invalid(`${field} must be a valid http(s) URL`);
+}
+
+export function countryCode(body: Body): string {
+  const value = body.countryCode;
+  if (value === undefined || value === null) return 'ES';
+  if (typeof value !== 'string' || !/^[A-Z]{2}$/.test(value)) throw invalid('countryCode must be an ISO 3166-1 alpha-2 code', 12006);
+  if (!SUPPORTED_COUNTRIES.has(value)) throw invalid(`Country ${value} is not supported`, 12009);
+  return value;
+}
+
+export function shopperLocale(body: Body): string {
+  const value = optionalString(body, 'shopperLocale', 10) ?? 'es-ES';
+  try {
+    if (Intl.getCanonicalLocales(value).length === 1) return value;
+  } catch {
+    // reported below
+  }
+  throw invalid('shopperLocale must be a BCP-47 language tag');
+}
+
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
+
+export function deliverAt(body: Body): string | null {
+  const value = body.deliverAt;
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string' || !ISO_DATE_TIME.test(value) || Number.isNaN(Date.parse(value))) {
+    throw invalid('deliverAt must be an ISO 8601 date-time', 12002);
+  }
+  return value;
+}
+
+/** `take` 1..100 (default 20) and `order` asc/desc (default asc) of a listing. */
+export function listingParams(query: URLSearchParams): { take: number; order: 'asc' | 'desc'; offset: number } {
+  const rawTake = query.get('take');
+  const take = rawTake === null ? 20 : Number(rawTake);
+  if (!Number.isInteger(take) || take < 1 || take > 100) throw invalid('take must be an integer from 1 to 100');
+  const order = query.get('order') ?? 'asc';
+  if (order !== 'asc' && order !== 'desc') throw invalid('order must be asc or desc');
+  const cursor = query.get('cursor');
+  let offset = 0;
+  if (cursor !== null) {
+    const decoded = /^o(\d+)$/.exec(cursor);
+    if (!decoded) throw invalid('cursor is not valid');
+    offset = Number(decoded[1]);
+  }
+  return { take, order, offset };
+}
+
+/** The cursor of the page after `offset + take`. */
+export function cursorAfter(offset: number): string {
+  return `o${offset}`;
+}
+
+/** A date filter: `YYYY-MM-DD HH:MM:SS` (UTC, the record format), `YYYY-MM-DD`, or ISO 8601. */
+export function dateFilter(query: URLSearchParams, field: string): number | null {
+  const value = query.get(field);
+  if (value === null || value === '') return null;
+  const normalised = /^\d{4}-\d{2}-\d{2}$/.test(value)
+    ? `${value}T00:00:00Z`
+    : /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}(:\d{2})?$/.test(value)
+      ? `${value.replace(' ', 'T')}Z`
+      : value;
+  const time = Date.parse(normalised);
+  if (Number.isNaN(time)) throw invalid(`${field} must be a date (YYYY-MM-DD HH:MM:SS)`);
+  return time;
+}
+
+/** What the hosted form checks, field by field; an empty object means the card data is acceptable. */
+export function checkCardForm(
+  fields: { cardNumber: string; expiryMonth: string; expiryYear: string; cvc: string; holderName: string },
+  now: Date,
+): Record<string, string> {
+  const errors: Record<string, string> = {};
+  const number = fields.cardNumber.replace(/[\s-]/g, '');
+  if (!/^\d{13,19}$/.test(number)) errors.cardNumber = 'Enter a card number of 13 to 19 digits.';
+  else if (!isLuhnValid(number)) errors.cardNumber = 'This card number is not valid.';
+  const month = fields.expiryMonth.trim();
+  const year = fields.expiryYear.trim();
+  if (!/^(0[1-9]|1[0-2])$/.test(month)) errors.expiry = 'Enter the expiry month as MM (01 to 12).';
+  else if (!/^\d{2}$/.test(year)) errors.expiry = 'Enter the expiry year as YY.';
+  else {
+    const fullYear = 2000 + Number(year);
+    const currentYear = now.getUTCFullYear();
+    const currentMonth = now.getUTCMonth() + 1;
+    if (fullYear < currentYear || (fullYear === currentYear && Number(month) < currentMonth)) errors.expiry = 'This card has expired.';
+  }
+  const amex = /^3[47]/.test(number);
+  if (!(amex ? /^\d{4}$/ : /^\d{3}$/).test(fields.cvc.trim())) {
+    errors.cvc = amex ? 'Enter the 4-digit security code.' : 'Enter the 3-digit security code.';
+  }
+  if (fields.holderName.trim().length < 3) errors.holderName = 'Enter the cardholder name (at least 3 characters).';
+  return errors;
+}
