@@ -44,6 +44,12 @@ export class PaymentClient {
     this.pos = new Pos(core);
     this.modifications = new Modifications(core);
     this.terminals = new Terminals(core);
-    this.webhooks = new Webhooks({ sessions: this.sessions, pos: this.pos, modifications: this.modifications });
+    this.webhooks = new Webhooks({
+      sessions: this.sessions,
+      pos: this.pos,
+      modifications: this.modifications,
+      environment: resolved.environment,
+      webcode: resolved.webcode,
+    });
   }
 }

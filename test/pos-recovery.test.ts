@@ -96,7 +96,7 @@ describe('POS timeout recovery', () => {
     const first = polls[0]?.query;
     const start = Date.parse(`${first?.get('created_at_start')?.replace(' ', 'T')}Z`);
     const end = Date.parse(`${first?.get('created_at_end')?.replace(' ', 'T')}Z`);
-    expect(end - start).toBeLessThan(15 * 60_000);
+    expect(end - start).toBeLessThanOrEqual(2 * 24 * 3_600_000 + 60_000);
     expect(first?.get('order')).toBe('desc');
     expectChargedOnce();
   });

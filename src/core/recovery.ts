@@ -70,8 +70,12 @@ interface Settings {
 
 const DEFAULTS = { initialDelayMs: 10_000, pollIntervalMs: 2_000, maxWaitMs: 300_000 } as const;
 const MAX_POLL_INTERVAL_MS = 30_000;
-/** Slack around the listing window, for clock skew between this machine and the service. */
-const WINDOW_SLACK_MS = 5 * 60_000;
+/**
+ * Slack around the listing window. The time zone of record timestamps is not documented: a known
+ * id is looked for over a day either side (newest first, so it is on the first page anyway); a
+ * charge matched by terminal and amount only, where a wide window would make look-alikes, over 5 minutes.
+ */
+const WINDOW_SLACK_MS = { byId: 24 * 3_600_000, byCharge: 5 * 60_000 };
 /** Pages scanned per poll; the window is narrow, so more means something is wrong. */
 const MAX_SCAN_PAGES = 10;
 
@@ -225,8 +229,9 @@ class Recovery {
     const center = sentAt ? Date.parse(sentAt) : undefined;
     const filters: ListPosPaymentsParams = { take: 100, order: 'desc' };
     if (center !== undefined && !Number.isNaN(center)) {
-      filters.createdAtStart = new Date(center - WINDOW_SLACK_MS);
-      filters.createdAtEnd = new Date(Date.now() + WINDOW_SLACK_MS);
+      const slack = id ? WINDOW_SLACK_MS.byId : WINDOW_SLACK_MS.byCharge;
+      filters.createdAtStart = new Date(center - slack);
+      filters.createdAtEnd = new Date(Date.now() + slack);
     }
     const listing = this.#ops.list(filters, this.#signal ? { signal: this.#signal } : {});
     const candidates: PosPayment[] = [];

@@ -1,2 +1,490 @@
-// Placeholder: replaced by the webhook module (parseWebhook, createWebhookHandler).
-export {};
+import { ConfigurationError, WebhookParseError } from '../core/errors.js';
+import {
+  type AuthorisationEvent,
+  AuthorisationEventSchema,
+  type RefundEvent,
+  RefundEventSchema,
+  type UnknownWebhookEvent,
+  type WebhookEvent,
+} from '../schemas/webhooks.js';
+
+export {
+  type AuthorisationEvent,
+  type AuthorisationWebhookData,
+  PAYMENT_SOURCES,
+  REFUND_WEBHOOK_STATUSES,
+  type RefundEvent,
+  type RefundWebhookData,
+  type UnknownWebhookEvent,
+  WEBHOOK_EVENT_CODES,
+  type WebhookEvent,
+} from '../schemas/webhooks.js';
+export type {
+  ConfirmedPosPayment,
+  ConfirmedRefund,
+  ConfirmedSessionPayment,
+  ConfirmedWebhook,
+  ConfirmWebhookOptions,
+} from '../resources/webhooks.js';
+
+// ---------------------------------------------------------------------------------------------
+// parseWebhook
+// ---------------------------------------------------------------------------------------------
+
+/** Objects nested deeper than this are refused: webhook bodies are flat, and recursion must stay bounded. */
+const MAX_DEPTH = 64;
+
+/** Internal failures, each turned into one `WebhookParseError`. A WeakSet, so that no trap of a thrown proxy runs. */
+const failures = new WeakSet<object>();
+
+function malformed(message: string): never {
+  const failure = new WebhookParseError(message);
+  failures.add(failure);
+  throw failure;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'a non-plain object' : `a ${typeof value}`;
+}
+
+function isPlainObject(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  // The last test admits plain objects of another realm (a vm context, an iframe).
+  return proto === null || proto === Object.prototype || Object.getPrototypeOf(proto) === null;
+}
+
+/**
+ * A copy of `value` made of JSON values only: plain objects, arrays, strings, finite numbers,
+ * booleans and null. Properties set to `undefined` are left out, as `JSON.stringify` would; `__proto__`
+ * keys are dropped; anything else (functions, cycles, class instances, `undefined` in an array) is refused.
+ */
+function toJson(value: unknown, path: string, depth: number, ancestors: Set<object>): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : malformed(`${path} is ${value}, which is not a JSON number`);
+    case 'object':
+      break;
+    default:
+      return malformed(`${path} is ${describe(value)}, which is not a JSON value`);
+  }
+  if (value === null) return null;
+  if (depth > MAX_DEPTH) malformed(`${path} is nested more than ${MAX_DEPTH} levels deep`);
+  if (ancestors.has(value)) malformed(`${path} refers back to itself (a cyclic object is not JSON)`);
+  ancestors.add(value);
+  let copy: unknown;
+  if (Array.isArray(value)) {
+    const items: unknown[] = [];
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      if (item === undefined) malformed(`${path}[${index}] is undefined, which is not a JSON value`);
+      items.push(toJson(item, `${path}[${index}]`, depth + 1, ancestors));
+    }
+    copy = items;
+  } else {
+    if (!isPlainObject(value)) malformed(`${path} is ${describe(value)}, which is not a JSON object`);
+    const fields: Record<string, unknown> = {};
+    for (const key of Object.keys(value)) {
+      if (key === '__proto__') continue;
+      const field: unknown = (value as Record<string, unknown>)[key];
+      if (field !== undefined) fields[key] = toJson(field, `${path}.${key}`, depth + 1, ancestors);
+    }
+    copy = fields;
+  }
+  ancestors.delete(value);
+  return copy;
+}
+
+function decode(body: unknown): unknown {
+  let bytes: Uint8Array | undefined;
+  if (body instanceof Uint8Array) bytes = body;
+  else if (ArrayBuffer.isView(body)) bytes = new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  else if (body instanceof ArrayBuffer) bytes = new Uint8Array(body);
+  let text: string;
+  if (bytes) {
+    try {
+      text = decoder.decode(bytes);
+    } catch {
+      return malformed('The webhook body is not valid UTF-8');
+    }
+  } else if (typeof body === 'string') {
+    text = body.startsWith('\uFEFF') ? body.slice(1) : body;
+  } else {
+    return body;
+  }
+  if (text.trim() === '') malformed('The webhook body is empty');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    return malformed(`The webhook body is not valid JSON (${(error as Error).message})`);
+  }
+}
+
+function issuesOf(error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] }): string {
+  return error.issues.map((issue) => `${issue.path.map(String).join('.')} ${issue.message}`).join('; ');
+}
+
+function parse(body: unknown): WebhookEvent {
+  if (body === undefined || body === null) malformed('The webhook body is empty');
+  const value = decode(body);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    malformed(`The webhook body must be a JSON object { event_code, data }, not ${describe(value)}`);
+  }
+  const event = toJson(value, 'body', 0, new Set()) as Record<string, unknown>;
+  const code = event.event_code;
+  if (typeof code !== 'string' || code === '') malformed('The webhook body has no event_code (a non-empty string)');
+  const { data } = event;
+  if (data === undefined) malformed(`The ${code} webhook has no data (a JSON object)`);
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    malformed(`The ${code} webhook's data must be a JSON object, not ${describe(data)}`);
+  }
+  const schema = code === 'AUTHORISATION' ? AuthorisationEventSchema : code === 'REFUND' ? RefundEventSchema : undefined;
+  if (!schema) return event as UnknownWebhookEvent;
+  const parsed = schema.safeParse(event);
+  if (!parsed.success) malformed(`Malformed ${code} webhook: ${issuesOf(parsed.error)}`);
+  return parsed.data;
+}
+
+/**
+ * Reads a webhook delivery. `body` is the raw body (a string, or bytes: `Uint8Array`, `Buffer`,
+ * `ArrayBuffer`) or a body already parsed from JSON (for example Express's `req.body`).
+ *
+ * Returns the event, discriminated on `event_code`: `AUTHORISATION` and `REFUND` with typed `data`;
+ * any other code is returned as an {@link UnknownWebhookEvent} with its `data` as it arrived. The
+ * result is a fresh copy holding only what the body holds (unknown fields are kept, `__proto__` keys
+ * are dropped). Use {@link isAuthorisationEvent} and {@link isRefundEvent} to narrow it.
+ *
+ * Throws {@link WebhookParseError}, and nothing else, when the body is not a JSON object
+ * `{ event_code, data }` (invalid UTF-8 or JSON, an array, a cycle, a getter that throws, ...) or
+ * when the data of a known event breaks its type (for example a fractional `amount`, or no
+ * `paymentReference`); the message names the field.
+ *
+ * Deliveries are not signed: a parsed event is a claim, not a proof. Confirm it with
+ * `client.webhooks.confirm(event)` before acting on it.
+ */
+export function parseWebhook(body: unknown): WebhookEvent {
+  try {
+    return parse(body);
+  } catch (error) {
+    if (failures.has(error as object)) throw error;
+    let detail = 'unexpected value';
+    try {
+      detail = error instanceof Error ? error.message : String(error);
+    } catch {
+      // The thrown value cannot even be described: keep the generic detail.
+    }
+    throw new WebhookParseError(`The webhook body could not be read (${detail.slice(0, 200)})`, { cause: error });
+  }
+}
+
+/** Whether `event` is an AUTHORISATION webhook (a payment was authorised). */
+export function isAuthorisationEvent(event: WebhookEvent): event is AuthorisationEvent {
+  return event.event_code === 'AUTHORISATION';
+}
+
+/** Whether `event` is a REFUND webhook (a refund was resolved). */
+export function isRefundEvent(event: WebhookEvent): event is RefundEvent {
+  return event.event_code === 'REFUND';
+}
+
+// ---------------------------------------------------------------------------------------------
+// createWebhookHandler
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A callback of {@link createWebhookHandler}. `request` is the delivery's `Request`; under `.node`
+ * it carries the method, URL and headers of the Node request, but not its body (already read).
+ * The return value is awaited and otherwise ignored.
+ */
+export type WebhookCallback<Event> = (event: Event, request: Request) => unknown;
+
+/** Options of {@link createWebhookHandler}. At least one of the event callbacks is required. */
+export interface WebhookHandlerOptions {
+  /** Called with each AUTHORISATION event. Without it, such events are acknowledged and dropped. */
+  onAuthorisation?: WebhookCallback<AuthorisationEvent> | undefined;
+  /** Called with each REFUND event. Without it, such events are acknowledged and dropped. */
+  onRefund?: WebhookCallback<RefundEvent> | undefined;
+  /** Called with events of any other code. Without it, they are acknowledged and dropped. */
+  onUnknown?: WebhookCallback<UnknownWebhookEvent> | undefined;
+  /**
+   * Called when a callback throws or rejects, before the handler answers 500 (so that the service
+   * can redeliver). Its own errors are ignored. Without it, the failure is not reported anywhere
+   * but in the status code: pass it to log.
+   */
+  onError?: ((error: unknown, event: WebhookEvent) => unknown) | undefined;
+  /** Bodies larger than this many bytes are refused with 413 before parsing. Default 1 MiB. */
+  maxBodyBytes?: number | undefined;
+}
+
+/**
+ * The request a Node server hands to `.node`: an `http.IncomingMessage`, Express's `req`, Fastify's
+ * `request.raw`. Only what the handler reads is required.
+ */
+export interface NodeWebhookRequest {
+  /** HTTP method; treated as `POST` when absent. */
+  method?: string | undefined;
+  /** Request target, for the URL of the `Request` handed to callbacks. */
+  url?: string | undefined;
+  /** Request headers, as Node gives them. */
+  headers?: Record<string, string | string[] | undefined> | undefined;
+  /**
+   * A body already read by a framework (Express's `express.json()`, `express.raw()`,
+   * `express.text()`): bytes, a string or a parsed object. When absent (or an empty object, which
+   * `express.json()` leaves for bodies it did not parse), the body is read from the stream.
+   */
+  body?: unknown;
+  /** True once the stream was read to its end (by a framework): then it is not read again. */
+  readonly readableEnded?: boolean | undefined;
+  /** The body stream. */
+  [Symbol.asyncIterator]?(): AsyncIterator<Uint8Array | string>;
+}
+
+/** The response a Node server hands to `.node`: an `http.ServerResponse`, Express's `res`, Fastify's `reply.raw`. */
+export interface NodeWebhookResponse {
+  /** Status code of the answer. */
+  statusCode: number;
+  /** Sets one response header. */
+  setHeader(name: string, value: string): unknown;
+  /** Sends the body and ends the response. */
+  end(body: string): unknown;
+  /** True once the headers were sent (by another middleware): then the handler writes nothing. */
+  readonly headersSent?: boolean | undefined;
+}
+
+/**
+ * A webhook endpoint: a fetch-standard handler, `(request: Request) => Promise<Response>`, with a
+ * `.node(req, res)` adapter for Node servers. Neither ever rejects.
+ */
+export interface WebhookHandler {
+  /** Handles one delivery (Hono: `(c) => handler(c.req.raw)`; Next.js: `export const POST = handler`; Workers: `fetch: handler`). */
+  (request: Request): Promise<Response>;
+  /** Handles one delivery on a Node server: `http.createServer(handler.node)`, `app.post('/webhook', handler.node)`. */
+  node(req: NodeWebhookRequest, res: NodeWebhookResponse): Promise<void>;
+}
+
+interface Reply {
+  status: number;
+  body: { received: boolean; error?: string };
+  headers?: Record<string, string>;
+}
+
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const TOO_LARGE = Symbol('too large');
+const UNREADABLE: Reply = { status: 400, body: { received: false, error: 'The request body could not be read' } };
+const NOT_POST: Reply = { status: 405, body: { received: false, error: 'Method not allowed: webhooks are delivered with POST' }, headers: { allow: 'POST' } };
+
+function tooLarge(limit: number): Reply {
+  return { status: 413, body: { received: false, error: `The webhook body is larger than ${limit} bytes` } };
+}
+
+function declaredTooLarge(length: string | null | undefined, limit: number): boolean {
+  return length !== null && length !== undefined && /^\d+$/.test(length.trim()) && Number(length) > limit;
+}
+
+function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+async function readFetchBody(request: Request, limit: number): Promise<Uint8Array | typeof TOO_LARGE> {
+  if (declaredTooLarge(request.headers.get('content-length'), limit)) return TOO_LARGE;
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return concat(chunks, size);
+    size += value.byteLength;
+    if (size > limit) {
+      reader.cancel().catch(() => undefined);
+      return TOO_LARGE;
+    }
+    chunks.push(value);
+  }
+}
+
+const encoder = new TextEncoder();
+
+async function readNodeBody(req: NodeWebhookRequest, limit: number): Promise<unknown> {
+  const given = req.body;
+  const emptyObject = typeof given === 'object' && given !== null && !ArrayBuffer.isView(given) && Object.keys(given).length === 0;
+  const stream = req[Symbol.asyncIterator];
+  if ((given !== undefined && given !== null && !emptyObject) || typeof stream !== 'function' || req.readableEnded === true) return given;
+  const header = req.headers?.['content-length'];
+  if (declaredTooLarge(typeof header === 'string' ? header : undefined, limit)) return TOO_LARGE;
+  // Read by hand rather than with `for await`: leaving that loop early destroys the socket, and the 413 with it.
+  const iterator = stream.call(req);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await iterator.next();
+    if (done) break;
+    const chunk = typeof value === 'string' ? encoder.encode(value) : value;
+    size += chunk.byteLength;
+    if (size > limit) return TOO_LARGE;
+    chunks.push(chunk);
+  }
+  // An empty stream after an empty parsed object: the framework consumed the body; parse what it left.
+  return size === 0 && emptyObject ? given : concat(chunks, size);
+}
+
+/** A `Request` with the method, URL and headers of a Node request, for the callbacks. */
+function requestOf(req: NodeWebhookRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers ?? {})) {
+    for (const item of Array.isArray(value) ? value : value === undefined ? [] : [value]) {
+      try {
+        headers.append(name, item);
+      } catch {
+        // A header the fetch API refuses: the callback does without it.
+      }
+    }
+  }
+  try {
+    return new Request(new URL(req.url ?? '/', `http://${headers.get('host') ?? 'localhost'}`), { method: 'POST', headers });
+  } catch {
+    return new Request('http://localhost/', { method: 'POST', headers });
+  }
+}
+
+function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigurationError('handlers', 'createWebhookHandler needs an options object with onAuthorisation, onRefund or onUnknown');
+  }
+  for (const name of ['onAuthorisation', 'onRefund', 'onUnknown', 'onError'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw new ConfigurationError(name, `${name} must be a function`);
+    }
+  }
+  if (!options.onAuthorisation && !options.onRefund && !options.onUnknown) {
+    throw new ConfigurationError('handlers', 'createWebhookHandler needs at least one of onAuthorisation, onRefund and onUnknown');
+  }
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) {
+    throw new ConfigurationError('maxBodyBytes', 'maxBodyBytes must be a positive integer number of bytes');
+  }
+  return { maxBodyBytes };
+}
+
+/**
+ * Creates a webhook endpoint. Each delivery is read (raw body), parsed with {@link parseWebhook}, and
+ * handed to the callback of its event code; the answer follows:
+ *
+ * | Outcome | Status | Body |
+ * |---|---|---|
+ * | callback done (or no callback for this code) | 200 | `{ "received": true }` |
+ * | malformed body | 400 | `{ "received": false, "error": "<what is wrong>" }` |
+ * | not a POST | 405, `Allow: POST` | `{ "received": false, "error": ... }` |
+ * | body over `maxBodyBytes` | 413 | `{ "received": false, "error": ... }` |
+ * | callback threw or rejected | 500 | `{ "received": false }` (the error goes to `onError`, never to the caller) |
+ *
+ * A 5xx lets the service redeliver (its retry policy is not documented), so callbacks should be
+ * quick and idempotent: record the event, then do slow work elsewhere. Deliveries are not signed:
+ * call `client.webhooks.confirm(event)` before shipping goods.
+ *
+ * ```ts
+ * const handler = createWebhookHandler({
+ *   onAuthorisation: async (event) => {
+ *     const { record } = await client.webhooks.confirm(event);
+ *     await orders.markPaid(event.data.paymentReference, record);
+ *   },
+ *   onError: (error) => logger.error(error),
+ * });
+ * export const POST = handler;                     // Next.js, Workers, Hono (handler(c.req.raw))
+ * app.post('/webhooks/payments', handler.node);    // Express, node:http
+ * ```
+ *
+ * Throws {@link ConfigurationError} when no event callback is given or an option is malformed.
+ */
+export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
+  const { maxBodyBytes } = checkOptions(options);
+  const { onAuthorisation, onRefund, onUnknown, onError } = options;
+
+  async function deliver(body: unknown, request: () => Request): Promise<Reply> {
+    let event: WebhookEvent;
+    try {
+      event = parseWebhook(body);
+    } catch (error) {
+      return { status: 400, body: { received: false, error: (error as WebhookParseError).message } };
+    }
+    try {
+      if (isAuthorisationEvent(event)) await onAuthorisation?.(event, request());
+      else if (isRefundEvent(event)) await onRefund?.(event, request());
+      else await onUnknown?.(event as UnknownWebhookEvent, request());
+    } catch (error) {
+      try {
+        await onError?.(error, event);
+      } catch {
+        // onError's own failure must not change the answer.
+      }
+      return { status: 500, body: { received: false } };
+    }
+    return { status: 200, body: { received: true } };
+  }
+
+  const handler = async (request: Request): Promise<Response> => {
+    let reply: Reply;
+    try {
+      if (request.method.toUpperCase() !== 'POST') {
+        reply = NOT_POST;
+      } else {
+        let body: Uint8Array | typeof TOO_LARGE | undefined;
+        try {
+          body = await readFetchBody(request, maxBodyBytes);
+        } catch {
+          body = undefined;
+        }
+        reply = body === undefined ? UNREADABLE : body === TOO_LARGE ? tooLarge(maxBodyBytes) : await deliver(body, () => request);
+      }
+    } catch {
+      reply = { status: 500, body: { received: false } };
+    }
+    return new Response(JSON.stringify(reply.body), {
+      status: reply.status,
+      headers: { 'content-type': 'application/json', ...reply.headers },
+    });
+  };
+
+  const node = async (req: NodeWebhookRequest, res: NodeWebhookResponse): Promise<void> => {
+    let reply: Reply;
+    try {
+      if ((req.method ?? 'POST').toUpperCase() !== 'POST') {
+        reply = NOT_POST;
+      } else {
+        let body: unknown;
+        let readable = true;
+        try {
+          body = await readNodeBody(req, maxBodyBytes);
+        } catch {
+          readable = false;
+        }
+        reply = !readable ? UNREADABLE : body === TOO_LARGE ? tooLarge(maxBodyBytes) : await deliver(body, () => requestOf(req));
+      }
+    } catch {
+      reply = { status: 500, body: { received: false } };
+    }
+    try {
+      if (res.headersSent) return;
+      res.statusCode = reply.status;
+      res.setHeader('content-type', 'application/json');
+      for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+      res.end(JSON.stringify(reply.body));
+    } catch {
+      // The connection is gone: nobody is left to answer.
+    }
+  };
+
+  return Object.assign(handler, { node });
+}

@@ -1,0 +1,343 @@
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import {
+  type AuthorisationEvent,
+  type ConfirmedPosPayment,
+  type ConfirmedRefund,
+  type ConfirmedSessionPayment,
+  type ConfirmedWebhook,
+  PermissionDeniedError,
+  type RefundEvent,
+  RequestValidationError,
+  WebhookNotConfirmedError,
+  type WebhookNotConfirmedReason,
+  WebhookParseError,
+  parseWebhook,
+} from '../src/index.js';
+import { Webhooks } from '../src/resources/webhooks.js';
+import { client, failure, listing, respond, seen, success, useMsw } from './support/msw.js';
+
+useMsw();
+
+const PREFIX = '/external/v1/test';
+const POS_PATH = `${PREFIX}/pos/payments`;
+const SESSIONS_PATH = `${PREFIX}/payment/sessions`;
+const MODIFICATIONS_PATH = `${PREFIX}/modifications`;
+
+const POS_ID = 'SHOP1-POSXT-1700000000';
+const amount = { value: 1050, currency: 'EUR' };
+
+function posPayment(id: string, overrides: Record<string, unknown> = {}) {
+  return { posPaymentId: id, paymentReference: id, poiId: 'V400m-TEST-000001', amount, status: 'success', customReference: 'order-42', ...overrides };
+}
+
+function authorisation(paymentReference: string, data: Record<string, unknown> = {}): AuthorisationEvent {
+  return parseWebhook({
+    event_code: 'AUTHORISATION',
+    data: { amount: 1050, currency: 'EUR', paymentReference, paymentStatus: 'AUTHORISED', customReference: 'order-42', paymentSource: 'external_api', ...data },
+  }) as AuthorisationEvent;
+}
+
+const refundEvent = parseWebhook({
+  event_code: 'REFUND',
+  data: {
+    amount: 500,
+    currency: 'EUR',
+    paymentReference: 'SHOP1-PXTT-42',
+    refundReason: 'damaged',
+    refundReference: 'SHOP1-RFXT-7',
+    status: 'success',
+    customReference: 'order-42',
+    paymentSource: 'external_api',
+  },
+}) as RefundEvent;
+
+/** Serves `pages` of a listing in turn: page n answers the request with cursor `c{n}`. */
+function pagesOf(path: string, key: string, pages: unknown[][], hasMoreAfterLast = false): void {
+  respond('get', path, (request) => {
+    const cursor = new URL(request.url).searchParams.get('cursor');
+    const index = cursor === null ? 0 : Number(cursor.slice(1));
+    const items = pages[index] ?? [];
+    const more = index < pages.length - 1 || hasMoreAfterLast;
+    return success(listing(key, items, { cursor: more ? `c${index + 1}` : null, hasMore: more, total: 1000 }));
+  });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<WebhookNotConfirmedError> {
+  const error = await promise.then(
+    () => {
+      throw new Error('confirm resolved');
+    },
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(WebhookNotConfirmedError);
+  return error as WebhookNotConfirmedError;
+}
+
+function expectReason(error: WebhookNotConfirmedError, reason: WebhookNotConfirmedReason): void {
+  expect(error.reason).toBe(reason);
+  expect(error.name).toBe('WebhookNotConfirmedError');
+}
+
+describe('confirm: AUTHORISATION of a POS payment', () => {
+  const others = (page: number) => Array.from({ length: 100 }, (_, i) => posPayment(`SHOP1-POSXT-16999${String(page * 100 + i).padStart(5, '0')}`));
+
+  it('finds the payment on page 2 of GET /pos/payments, newest first around its time, and stops there', async () => {
+    pagesOf(POS_PATH, 'posPayments', [others(0), [...others(1).slice(0, 40), posPayment(POS_ID)], others(2)]);
+    const confirmed = await client().webhooks.confirm(authorisation(POS_ID));
+    expect(confirmed.kind).toBe('posPayment');
+    expect(confirmed.record).toMatchObject({ posPaymentId: POS_ID, status: 'success' });
+    expect(confirmed.event.data.paymentReference).toBe(POS_ID);
+    expect(seen).toHaveLength(2);
+    const [first, second] = seen;
+    expect(first?.url.pathname).toBe(POS_PATH);
+    expect(Object.fromEntries(first?.url.searchParams ?? [])).toEqual({
+      webcode: 'SHOP1',
+      order: 'desc',
+      take: '100',
+      // The id's time is 2023-11-14 22:13:20 UTC; the window is a day either side of it.
+      created_at_start: '2023-11-13 22:13:20',
+      created_at_end: '2023-11-15 22:13:20',
+    });
+    expect(second?.url.searchParams.get('cursor')).toBe('c1');
+  });
+
+  it('scans without a date window when the id carries no timestamp', async () => {
+    const id = 'SHOP1-POSXT-abc';
+    pagesOf(POS_PATH, 'posPayments', [[posPayment(id)]]);
+    await client().webhooks.confirm(authorisation(id));
+    expect(seen[0]?.url.searchParams.has('created_at_start')).toBe(false);
+    expect(seen[0]?.url.searchParams.get('order')).toBe('desc');
+  });
+
+  it('accepts the event as a raw body too', async () => {
+    pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID)]]);
+    const body = JSON.stringify({ event_code: 'AUTHORISATION', data: { paymentReference: POS_ID, amount: 1050, currency: 'EUR' } });
+    const confirmed = await client().webhooks.confirm(body);
+    expect(confirmed.kind).toBe('posPayment');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('rejects with mismatch when the amount differs, carrying the record', async () => {
+    pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID, { amount: { value: 105, currency: 'EUR' } })]]);
+    const error = await rejection(client().webhooks.confirm(authorisation(POS_ID)));
+    expectReason(error, 'mismatch');
+    expect(error.message).toMatch(/amount is 105, the webhook says 1050/);
+    expect(error.record).toMatchObject({ posPaymentId: POS_ID });
+  });
+
+  it('rejects with mismatch when the currency or customReference differs', async () => {
+    pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID, { amount: { value: 1050, currency: 'GBP' }, customReference: 'order-41' })]]);
+    const error = await rejection(client().webhooks.confirm(authorisation(POS_ID)));
+    expectReason(error, 'mismatch');
+    expect(error.message).toMatch(/currency is "GBP"/);
+    expect(error.message).toMatch(/customReference is "order-41"/);
+  });
+
+  it.each(['failed', 'timeout', 'pending'])('rejects with mismatch when the payment is %s', async (status) => {
+    pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID, { status })]]);
+    const error = await rejection(client().webhooks.confirm(authorisation(POS_ID)));
+    expectReason(error, 'mismatch');
+    expect(error.message).toMatch(new RegExp(`status is "${status}", the webhook says "success"`));
+    expect((error.record as { status: string }).status).toBe(status);
+  });
+
+  it('rejects with not-found after exactly maxPages requests', async () => {
+    pagesOf(POS_PATH, 'posPayments', [others(0), others(1), others(2), others(3), others(4)], true);
+    const error = await rejection(client().webhooks.confirm(authorisation(POS_ID), { maxPages: 3 }));
+    expectReason(error, 'not-found');
+    expect(error.message).toMatch(/3 pages of 100, the maxPages limit/);
+    expect(error.record).toBeUndefined();
+    expect(seen).toHaveLength(3);
+  });
+
+  it('stops at 10 pages by default', async () => {
+    pagesOf(POS_PATH, 'posPayments', Array.from({ length: 12 }, (_, page) => others(page)));
+    expectReason(await rejection(client().webhooks.confirm(authorisation(POS_ID))), 'not-found');
+    expect(seen).toHaveLength(10);
+  });
+
+  it('rejects with not-found when the listing ends first', async () => {
+    pagesOf(POS_PATH, 'posPayments', [others(0)]);
+    const error = await rejection(client().webhooks.confirm(authorisation(POS_ID), { maxPages: 5 }));
+    expectReason(error, 'not-found');
+    expect(error.message).toMatch(/the whole listing \(1 page\)/);
+    expect(seen).toHaveLength(1);
+  });
+
+  it('lets API failures through untouched', async () => {
+    respond('get', POS_PATH, () => failure(403, 11008, 'API key without permission'));
+    await expect(client().webhooks.confirm(authorisation(POS_ID))).rejects.toBeInstanceOf(PermissionDeniedError);
+  });
+});
+
+describe('confirm: AUTHORISATION of an online payment', () => {
+  const REFERENCE = 'SHOP1-PXTT-42';
+  const SESSION_ID = 'SHOP1-EXTT-1700000042';
+  const item = (sessionId: string, paymentReference: string) => ({
+    sessionId,
+    status: 'completed',
+    amount,
+    customReference: 'order-42',
+    paymentReference,
+    paymentStatus: 'AUTHORISED',
+  });
+  const session = (overrides: Record<string, unknown> = {}) => ({ ...item(SESSION_ID, REFERENCE), attempts: [{ paymentReference: REFERENCE, status: 'authorised' }], ...overrides });
+
+  it('finds the session in GET /payment/sessions?status=completed, then reads it', async () => {
+    pagesOf(SESSIONS_PATH, 'payments', [[item('SHOP1-EXTT-1', 'SHOP1-PXTT-1')], [item(SESSION_ID, REFERENCE)], [item('SHOP1-EXTT-3', 'SHOP1-PXTT-3')]]);
+    respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () => success(session()));
+    const confirmed = await client().webhooks.confirm(authorisation(REFERENCE));
+    expect(confirmed.kind).toBe('session');
+    expect(confirmed.record).toMatchObject({ sessionId: SESSION_ID, paymentReference: REFERENCE, status: 'completed' });
+    expect(seen.map((request) => request.url.pathname)).toEqual([SESSIONS_PATH, SESSIONS_PATH, `${PREFIX}/payment/session/${SESSION_ID}`]);
+    expect(Object.fromEntries(seen[0]?.url.searchParams ?? [])).toEqual({ webcode: 'SHOP1', status: 'completed', take: '100' });
+  });
+
+  it('reads the session directly when the event carries its sessionId', async () => {
+    respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () => success(session()));
+    const confirmed = await client().webhooks.confirm(authorisation(REFERENCE, { sessionId: SESSION_ID }));
+    expect(confirmed.kind).toBe('session');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('reads the session directly when options.sessionId names it', async () => {
+    respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () => success(session()));
+    const confirmed = await client().webhooks.confirm(authorisation(REFERENCE, { sessionId: 'SHOP1-EXTT-999' }), { sessionId: SESSION_ID });
+    expect(confirmed.record.sessionId).toBe(SESSION_ID);
+    expect(seen.map((request) => request.url.pathname)).toEqual([`${PREFIX}/payment/session/${SESSION_ID}`]);
+  });
+
+  it('rejects with mismatch when the session holds another payment, or it is not authorised', async () => {
+    respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, (_request, count) =>
+      success(count === 1 ? session({ paymentReference: 'SHOP1-PXTT-41' }) : session({ paymentStatus: 'REFUSED' })),
+    );
+    const other = await rejection(client().webhooks.confirm(authorisation(REFERENCE), { sessionId: SESSION_ID }));
+    expectReason(other, 'mismatch');
+    expect(other.message).toMatch(/paymentReference is "SHOP1-PXTT-41"/);
+    const refused = await rejection(client().webhooks.confirm(authorisation(REFERENCE), { sessionId: SESSION_ID }));
+    expectReason(refused, 'mismatch');
+    expect(refused.message).toMatch(/paymentStatus is "REFUSED"/);
+    expect(refused.record).toMatchObject({ sessionId: SESSION_ID });
+  });
+
+  it('rejects with mismatch when the amount differs', async () => {
+    respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () => success(session({ amount: { value: 1, currency: 'EUR' } })));
+    expectReason(await rejection(client().webhooks.confirm(authorisation(REFERENCE), { sessionId: SESSION_ID })), 'mismatch');
+  });
+
+  it('rejects with not-found when no completed session holds the payment', async () => {
+    pagesOf(SESSIONS_PATH, 'payments', [[item('SHOP1-EXTT-1', 'SHOP1-PXTT-1')], [item('SHOP1-EXTT-2', 'SHOP1-PXTT-2')]], true);
+    const error = await rejection(client().webhooks.confirm(authorisation(REFERENCE), { maxPages: 2 }));
+    expectReason(error, 'not-found');
+    expect(seen).toHaveLength(2);
+  });
+
+  it('rejects with not-found when the service does not know the session', async () => {
+    respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () => failure(404, undefined, 'Session not found'));
+    expectReason(await rejection(client().webhooks.confirm(authorisation(REFERENCE), { sessionId: SESSION_ID })), 'not-found');
+  });
+
+  it('rejects with not-found, sending nothing, when the sessionId belongs to another webcode', async () => {
+    const error = await rejection(client().webhooks.confirm(authorisation(REFERENCE, { sessionId: 'OTHER-EXTT-1' })));
+    expectReason(error, 'not-found');
+    expect(error.message).toMatch(/webcode OTHER/);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('rejects with unsupported a paymentReference in no documented format, without a sessionId', async () => {
+    const error = await rejection(client().webhooks.confirm(authorisation('pay_123')));
+    expectReason(error, 'unsupported');
+    expect(seen).toHaveLength(0);
+  });
+});
+
+describe('confirm: REFUND', () => {
+  const record = (overrides: Record<string, unknown> = {}) => ({
+    operationReference: 'SHOP1-RFXT-7',
+    operationType: 'refund',
+    paymentReference: 'SHOP1-PXTT-42',
+    sessionId: 'SHOP1-EXTT-1700000042',
+    status: 'success',
+    amount: { value: 500, currency: 'EUR' },
+    reason: 'damaged',
+    ...overrides,
+  });
+  const other = (n: number) => record({ operationReference: `SHOP1-RFXT-${100 + n}` });
+
+  it('finds the refund in GET /modifications?type=refund', async () => {
+    pagesOf(MODIFICATIONS_PATH, 'modifications', [[other(1), other(2)], [other(3), record()]]);
+    const confirmed = await client().webhooks.confirm(refundEvent);
+    expect(confirmed.kind).toBe('refund');
+    expect(confirmed.record).toMatchObject({ operationReference: 'SHOP1-RFXT-7', status: 'success' });
+    expect(seen).toHaveLength(2);
+    expect(Object.fromEntries(seen[0]?.url.searchParams ?? [])).toEqual({ webcode: 'SHOP1', type: 'refund', take: '100' });
+  });
+
+  it.each([
+    ['the refund is still pending', { status: 'pending' }, /status is "pending"/],
+    ['it refunds another payment', { paymentReference: 'SHOP1-PXTT-41' }, /paymentReference is "SHOP1-PXTT-41"/],
+    ['the amount differs', { amount: { value: 1050, currency: 'EUR' } }, /amount is 1050, the webhook says 500/],
+  ])('rejects with mismatch when %s', async (_name, overrides, message) => {
+    pagesOf(MODIFICATIONS_PATH, 'modifications', [[record(overrides)]]);
+    const error = await rejection(client().webhooks.confirm(refundEvent));
+    expectReason(error, 'mismatch');
+    expect(error.message).toMatch(message);
+    expect(error.record).toMatchObject({ operationReference: 'SHOP1-RFXT-7' });
+  });
+
+  it('rejects with not-found after maxPages', async () => {
+    pagesOf(MODIFICATIONS_PATH, 'modifications', [[other(1)], [other(2)]], true);
+    expectReason(await rejection(client().webhooks.confirm(refundEvent, { maxPages: 2 })), 'not-found');
+    expect(seen).toHaveLength(2);
+  });
+});
+
+describe('confirm: other cases', () => {
+  it('rejects unknown event codes with unsupported, sending nothing', async () => {
+    const error = await rejection(client().webhooks.confirm({ event_code: 'CHARGEBACK', data: { paymentReference: 'SHOP1-PXTT-1' } }));
+    expectReason(error, 'unsupported');
+    expect(error.message).toMatch(/CHARGEBACK/);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('rejects a malformed event with WebhookParseError, and bad options with RequestValidationError', async () => {
+    await expect(client().webhooks.confirm('{')).rejects.toBeInstanceOf(WebhookParseError);
+    await expect(client().webhooks.confirm({ event_code: 'AUTHORISATION', data: {} })).rejects.toBeInstanceOf(WebhookParseError);
+    await expect(client().webhooks.confirm(authorisation(POS_ID), { maxPages: 0 })).rejects.toBeInstanceOf(RequestValidationError);
+    await expect(client().webhooks.confirm(authorisation(POS_ID), { maxPages: 1.5 })).rejects.toThrow(/options\.maxPages/);
+    await expect(client().webhooks.confirm(authorisation(POS_ID), { sessionId: '' })).rejects.toThrow(/options\.sessionId/);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('refuses references of another environment or webcode without a request, when it knows the client', async () => {
+    const sdk = client();
+    const webhooks = new Webhooks({ sessions: sdk.sessions, pos: sdk.pos, modifications: sdk.modifications, environment: 'test', webcode: 'SHOP1' });
+    const live = await rejection(webhooks.confirm(authorisation('SHOP1-POSX-1700000000')));
+    expectReason(live, 'not-found');
+    expect(live.message).toMatch(/live reference/);
+    const otherShop = await rejection(webhooks.confirm(authorisation('SHOP2-PXTT-1')));
+    expect(otherShop.message).toMatch(/webcode SHOP2/);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('stops when the signal aborts', async () => {
+    respond('get', POS_PATH, () => new Promise(() => undefined));
+    const controller = new AbortController();
+    const pending = client().webhooks.confirm(authorisation(POS_ID), { signal: controller.signal });
+    setTimeout(() => controller.abort(new Error('shutting down')), 10);
+    await expect(pending).rejects.toThrow('shutting down');
+  });
+
+  it('types the result by event', () => {
+    const webhooks = client().webhooks;
+    expectTypeOf(webhooks.confirm).toBeCallableWith(authorisation(POS_ID));
+    const typed = () => ({
+      authorisation: webhooks.confirm(authorisation(POS_ID)),
+      refund: webhooks.confirm(refundEvent),
+      raw: webhooks.confirm('{}'),
+    });
+    expectTypeOf<Awaited<ReturnType<typeof typed>['authorisation']>>().toEqualTypeOf<ConfirmedPosPayment | ConfirmedSessionPayment>();
+    expectTypeOf<Awaited<ReturnType<typeof typed>['refund']>>().toEqualTypeOf<ConfirmedRefund>();
+    expectTypeOf<Awaited<ReturnType<typeof typed>['raw']>>().toEqualTypeOf<ConfirmedWebhook>();
+  });
+});
