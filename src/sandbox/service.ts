@@ -71,6 +71,19 @@ function page<T>(items: T[], query: URLSearchParams): { items: T[]; meta: { curs
   return { items: slice, meta: { cursor: hasMore ? cursorAfter(offset + take) : null, hasMore, total: ordered.length } };
 }
 
+/** The fields every view of a session shares. */
+function sessionView(session: SessionRecord) {
+  return {
+    sessionId: session.sessionId,
+    status: session.status,
+    amount: session.amount,
+    description: session.description,
+    customReference: session.customReference,
+    isPreAuth: session.isPreAuth,
+    createdAt: recordTimestamp(session.createdAt),
+  };
+}
+
 /** The service's endpoints over the sandbox state. */
 export class SandboxService {
   readonly #context: ServiceContext;
@@ -147,19 +160,8 @@ export class SandboxService {
     };
     this.#state.sessions.push(session);
     this.#context.changed();
-    return {
-      status: 201,
-      data: {
-        sessionId: session.sessionId,
-        paymentUrl: `${origin}/${environment === 'test' ? 'pay-external-test' : 'pay-external'}/${session.token}`,
-        status: session.status,
-        amount: session.amount,
-        description: session.description,
-        customReference: session.customReference,
-        isPreAuth: session.isPreAuth,
-        createdAt: recordTimestamp(session.createdAt),
-      },
-    };
+    const paymentUrl = `${origin}/${environment === 'test' ? 'pay-external-test' : 'pay-external'}/${session.token}`;
+    return { status: 201, data: { ...sessionView(session), paymentUrl } };
   }
 
   retrieveSession(environment: Environment, sessionId: string): Answer {
@@ -172,17 +174,11 @@ export class SandboxService {
     return {
       status: 200,
       data: {
-        sessionId: session.sessionId,
-        status: session.status,
-        amount: session.amount,
+        ...sessionView(session),
         countryCode: session.countryCode,
         shopperLocale: session.shopperLocale,
-        description: session.description,
-        customReference: session.customReference,
-        isPreAuth: session.isPreAuth,
         urlOk: session.urlOk,
         urlKo: session.urlKo,
-        createdAt: recordTimestamp(session.createdAt),
         ...paid,
         ...(session.attempts.length === 0
           ? {}
@@ -209,13 +205,7 @@ export class SandboxService {
       status: 200,
       data: {
         payments: items.map((session) => ({
-          sessionId: session.sessionId,
-          status: session.status,
-          amount: session.amount,
-          description: session.description,
-          customReference: session.customReference,
-          isPreAuth: session.isPreAuth,
-          createdAt: recordTimestamp(session.createdAt),
+          ...sessionView(session),
           completedAt: session.completedAt === null ? null : recordTimestamp(session.completedAt),
           paymentReference: session.paymentReference,
           paymentStatus: session.paymentStatus,
