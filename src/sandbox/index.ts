@@ -9,7 +9,7 @@
  * ```
  */
 import type { Environment } from '../core/options.js';
-import { type SandboxClock, seededRandom, systemClock } from './clock.js';
+import { type SandboxClock, type TimerHandle, seededRandom, systemClock } from './clock.js';
 import { handlePage } from './page.js';
 import { type FileStore, openFileStore } from './persistence.js';
 import { type SandboxState, emptyState } from './records.js';
@@ -157,6 +157,24 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const keys = { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' };
   const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
   const clock = options.clock ?? systemClock();
+  // Every timer the sandbox sets goes through this wrapper, so that close() can cancel them all.
+  const timers = new Set<TimerHandle>();
+  let closed = false;
+  const scheduler: SandboxClock = {
+    now: () => clock.now(),
+    setTimeout(callback, ms) {
+      const handle = clock.setTimeout(() => {
+        timers.delete(handle);
+        if (!closed) callback();
+      }, ms);
+      timers.add(handle);
+      return handle;
+    },
+    clearTimeout(handle) {
+      timers.delete(handle);
+      clock.clearTimeout(handle);
+    },
+  };
   const random = seededRandom(options.seed ?? 1);
   const store: FileStore | undefined = options.dataDir ? openFileStore(options.dataDir) : undefined;
   let state: SandboxState = store?.load() ?? emptyState();
@@ -168,7 +186,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   ]);
   const webhooks = new WebhookDispatcher({
     state: () => state,
-    clock,
+    clock: scheduler,
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     urls: [...(options.webhookUrls ?? [])],
     retry: options.webhookRetry,
@@ -176,7 +194,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   });
   const service = new SandboxService({
     webcode,
-    clock,
+    clock: scheduler,
     random,
     state: () => state,
     webhooks,
@@ -185,6 +203,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     modificationResolveMs: options.modificationResolveMs ?? 200,
     changed,
   });
+  if (store) {
+    // Work scheduled before a restart lived only in memory: schedule it again from the records.
+    service.resume();
+    webhooks.resume();
+  }
   /** Writes with an `Idempotency-Key` still running: a repeat waits for the first, then replays it. */
   const running = new Map<string, Promise<unknown>>();
   let server: { close(): Promise<void>; baseUrl: string } | undefined;
@@ -259,7 +282,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     try {
       const apiPath = API_PREFIX.exec(url.pathname);
       if (apiPath) return await api(request, url, apiPath[1] ? 'test' : 'live', apiPath[2] ?? '', info);
-      const pageResponse = await handlePage(request, url, { service, clientSecrets, clock, webcode });
+      const pageResponse = await handlePage(request, url, { service, clientSecrets, clock: scheduler, webcode });
       if (pageResponse) return pageResponse;
       throw new ServiceFailure(404, undefined, `Nothing at ${url.pathname}`);
     } catch (error) {
@@ -297,6 +320,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     webhooksSettled: () => webhooks.settled(),
     clock,
     async close() {
+      closed = true;
+      for (const handle of timers) scheduler.clearTimeout(handle);
       await server?.close();
       server = undefined;
       await webhooks.settled();

@@ -94,6 +94,22 @@ export class SandboxService {
     this.#context = context;
   }
 
+  /** Schedules again what was pending before a restart from a saved state: resolutions and late POS completions. */
+  resume(): void {
+    const now = this.#now();
+    for (const record of this.#state.modifications) {
+      if (record.status !== 'pending' && record.status !== 'received') continue;
+      const owner = this.#state.sessions.find((session) => session.paymentReference === record.paymentReference)?.customReference;
+      const customReference = owner ?? this.#state.posPayments.find((payment) => payment.posPaymentId === record.paymentReference)?.customReference ?? null;
+      const delay = Math.max(0, record.requestedAt + this.#context.modificationResolveMs - now);
+      this.#context.clock.setTimeout(() => this.#resolve(record, customReference), delay);
+    }
+    for (const record of this.#state.posPayments) {
+      if (record.status !== 'timeout') continue;
+      this.#context.clock.setTimeout(() => this.#completeTimeout(record), Math.max(0, record.createdAt + this.#context.posTimeoutResolveMs - now));
+    }
+  }
+
   get #state(): SandboxState {
     return this.#context.state();
   }

@@ -60,6 +60,13 @@ export class WebhookDispatcher {
     this.#onChange();
   }
 
+  /** Schedules again every delivery still in progress, after a restart from a saved state. */
+  resume(): void {
+    for (const delivery of this.#state().deliveries) {
+      if (!delivery.delivered && !delivery.abandoned) this.#schedule(delivery, 0);
+    }
+  }
+
   /** Resolves when no delivery attempt is running (scheduled retries may still follow). */
   async settled(): Promise<void> {
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);

@@ -1,0 +1,270 @@
+/**
+ * `npx payment-service-sdk sandbox`: the built CLI (dist/cli.cjs) run with this Node, on 127.0.0.1.
+ * One JSON line on stdout, a banner on stderr, clean exit on SIGINT/SIGTERM, `--data-dir` persistence.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PaymentClient, decodeRedirectData } from '../../src/index.js';
+import { type Receiver, URL_OK, sessionParams, startReceiver, submitForm } from './support.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const CLI = join(ROOT, 'dist/cli.cjs');
+
+interface Banner {
+  baseUrl: string;
+  webcode: string;
+  keys: { test: string; live: string };
+  clientSecrets: { test: string; live: string };
+}
+
+interface Running {
+  child: ChildProcess;
+  info: Banner;
+  /** The raw first stdout line. */
+  line: string;
+  stderr: () => string;
+  stdout: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const children = new Set<ChildProcess>();
+
+function run(args: string[]): { child: ChildProcess; exit: Running['exit']; stdout: () => string; stderr: () => string } {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      done({ code, signal });
+    }),
+  );
+  return { child, exit, stdout: () => out, stderr: () => err };
+}
+
+/** Starts `sandbox ...args` and resolves once its first stdout line is in. */
+async function startCli(args: string[]): Promise<Running> {
+  const started = run(['sandbox', '--port', '0', ...args]);
+  const line = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`No JSON line from the CLI; stderr: ${started.stderr()}`)), 5_000);
+    const check = () => {
+      const output = started.stdout();
+      const end = output.indexOf('\n');
+      if (end >= 0) {
+        clearTimeout(timer);
+        done(output.slice(0, end));
+      }
+    };
+    started.child.stdout?.on('data', check);
+    void started.exit.then(() => {
+      clearTimeout(timer);
+      fail(new Error(`The CLI exited early; stderr: ${started.stderr()}`));
+    });
+  });
+  return { ...started, line, info: JSON.parse(line) as Banner };
+}
+
+async function stop(running: Running, signal: NodeJS.Signals = 'SIGTERM') {
+  running.child.kill(signal);
+  return running.exit;
+}
+
+/** The banner on stderr comes right after the JSON line: wait for it. */
+async function stderrContains(running: Running, text: string): Promise<void> {
+  const deadline = Date.now() + 3_000;
+  while (!running.stderr().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`stderr lacks ${text}: ${running.stderr()}`);
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}
+
+function clientOf(info: Banner, environment: 'test' | 'live' = 'test'): PaymentClient {
+  return new PaymentClient({ apiKey: info.keys[environment], webcode: info.webcode, baseUrl: info.baseUrl, environment, maxRetries: 0 });
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const address = server.address();
+  await new Promise<void>((done) => server.close(() => done()));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+const temporary: string[] = [];
+const receivers: Receiver[] = [];
+
+beforeAll(() => {
+  // `npm test` builds before vitest; build here only when run on its own.
+  if (!existsSync(CLI)) execFileSync(process.execPath, [join(ROOT, 'node_modules/tsup/dist/cli-default.js')], { cwd: ROOT, stdio: 'ignore' });
+}, 60_000);
+
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await Promise.all(receivers.map((receiver) => receiver.close()));
+  for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('payment-service-sdk sandbox (CLI)', () => {
+  it('prints one JSON line with baseUrl, webcode, keys and clientSecrets, a banner on stderr, and serves the SDK', async () => {
+    const running = await startCli([]);
+    expect(Object.keys(running.info).sort()).toEqual(['baseUrl', 'clientSecrets', 'keys', 'webcode']);
+    expect(running.info.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(running.info.webcode).toEqual(expect.any(String));
+    expect(running.info.keys).toEqual({ test: expect.any(String), live: expect.any(String) });
+    expect(running.info.clientSecrets).toEqual({ test: expect.any(String), live: expect.any(String) });
+    await stderrContains(running, running.info.baseUrl);
+    expect(running.stderr()).not.toContain('{"baseUrl"');
+
+    const client = clientOf(running.info);
+    expect(await client.terminals.list()).toHaveLength(3);
+    const session = await client.sessions.create({ ...sessionParams });
+    expect(session.paymentUrl.startsWith(`${running.info.baseUrl}/pay-external-test/`)).toBe(true);
+    const live = await clientOf(running.info, 'live').sessions.create({ ...sessionParams });
+    expect(live.sessionId).toContain('-EXT-');
+
+    expect(await stop(running, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    // Only the JSON line on stdout.
+    expect(running.stdout()).toBe(`${running.line}\n`);
+  });
+
+  it('takes --port, --host, --webcode, keys, secrets, --webhook-url (repeatable) and --pos-delay-ms', async () => {
+    const port = await freePort();
+    const first = await startReceiver();
+    const second = await startReceiver();
+    receivers.push(first, second);
+    const running = await startCli([
+      '--port',
+      String(port),
+      '--host',
+      '127.0.0.1',
+      '--webcode',
+      'CLISHOP',
+      '--test-key',
+      'tk_cli',
+      '--live-key',
+      'lk_cli',
+      '--test-secret',
+      'ts_cli',
+      '--live-secret',
+      'ls_cli',
+      '--webhook-url',
+      first.url,
+      '--webhook-url',
+      second.url,
+      '--pos-delay-ms',
+      '0',
+    ]);
+    expect(JSON.parse(running.line)).toEqual({
+      baseUrl: `http://127.0.0.1:${port}`,
+      webcode: 'CLISHOP',
+      keys: { test: 'tk_cli', live: 'lk_cli' },
+      clientSecrets: { test: 'ts_cli', live: 'ls_cli' },
+    });
+    const client = clientOf(running.info);
+    const session = await client.sessions.create({ ...sessionParams });
+    expect(session.sessionId).toMatch(/^CLISHOP-EXTT-\d+$/);
+    const answer = await submitForm(session.paymentUrl);
+    expect(answer.target?.startsWith(URL_OK)).toBe(true);
+    const data = await decodeRedirectData(new URL(answer.target ?? '').searchParams.get('data') ?? '', 'ts_cli');
+    expect(data.paymentReference).toMatch(/^CLISHOP-PXTT-\d+$/);
+
+    const began = Date.now();
+    const pos = await client.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1000, currency: 'EUR' } });
+    expect(pos.status).toBe('success');
+    expect(Date.now() - began).toBeLessThan(1_500);
+
+    // Both receivers get both events (AUTHORISATION of the session and of the POS payment).
+    for (const receiver of [first, second]) {
+      const received = await receiver.waitFor(2);
+      expect(received.map((item) => item.json.data.paymentReference).sort()).toEqual([data.paymentReference, pos.posPaymentId].sort());
+    }
+    expect(await stop(running, 'SIGINT')).toEqual({ code: 0, signal: null });
+  });
+
+  it('applies a --pos-delay-ms to POS payments', async () => {
+    const running = await startCli(['--pos-delay-ms', '300']);
+    const began = Date.now();
+    await clientOf(running.info).pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1000, currency: 'EUR' } });
+    expect(Date.now() - began).toBeGreaterThanOrEqual(290);
+    expect((await stop(running)).code).toBe(0);
+  });
+
+  it('keeps the state in memory by default: a restart starts empty', async () => {
+    const first = await startCli(['--pos-delay-ms', '0']);
+    const session = await clientOf(first.info).sessions.create({ ...sessionParams });
+    expect((await stop(first)).code).toBe(0);
+    const second = await startCli(['--pos-delay-ms', '0']);
+    await expect(clientOf(second.info).sessions.retrieve(session.sessionId)).rejects.toMatchObject({ status: 404 });
+    expect((await stop(second)).code).toBe(0);
+  });
+
+  it('keeps the state across restarts with --data-dir, in a file written atomically', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-cli-'));
+    temporary.push(dir);
+    const first = await startCli(['--data-dir', dir, '--pos-delay-ms', '0']);
+    const client = clientOf(first.info);
+    const pending = await client.sessions.create({ ...sessionParams, customReference: 'kept-1' });
+    const paidSession = await client.sessions.create({ ...sessionParams }, { idempotencyKey: 'persisted-key' });
+    await submitForm(paidSession.paymentUrl);
+    const pos = await client.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1000, currency: 'EUR' } });
+    expect((await stop(first)).code).toBe(0);
+
+    const files = readdirSync(dir);
+    expect(files).toEqual(['sandbox-state.json']);
+    expect(() => JSON.parse(readFileSync(join(dir, 'sandbox-state.json'), 'utf8'))).not.toThrow();
+
+    const second = await startCli(['--data-dir', dir, '--pos-delay-ms', '0']);
+    const again = clientOf(second.info);
+    expect(await again.sessions.retrieve(pending.sessionId)).toMatchObject({ status: 'pending', customReference: 'kept-1' });
+    const paid = await again.sessions.retrieve(paidSession.sessionId);
+    expect(paid).toMatchObject({ status: 'completed', paymentStatus: 'AUTHORISED' });
+    expect((await again.pos.list().toArray()).map((item) => item.posPaymentId)).toEqual([pos.posPaymentId]);
+    // The idempotency record survived too: a replay returns the stored session.
+    const replay = await again.sessions.create({ ...sessionParams }, { idempotencyKey: 'persisted-key' });
+    expect(replay.sessionId).toBe(paidSession.sessionId);
+    // New identifiers do not collide with the stored ones.
+    const fresh = await again.sessions.create({ ...sessionParams });
+    expect([pending.sessionId, paidSession.sessionId]).not.toContain(fresh.sessionId);
+    expect((await again.sessions.list().toArray()).length).toBe(3);
+    expect((await stop(second)).code).toBe(0);
+    expect(readdirSync(dir)).toEqual(['sandbox-state.json']);
+  });
+
+  it('resolves a refund acknowledged just before a restart once it runs again with --data-dir', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-cli-'));
+    temporary.push(dir);
+    const first = await startCli(['--data-dir', dir, '--pos-delay-ms', '0']);
+    const client = clientOf(first.info);
+    const pos = await client.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1000, currency: 'EUR' } });
+    const refund = await client.modifications.refund({ paymentReference: pos.posPaymentId, reason: 'restart' });
+    expect(refund.status).toBe('pending');
+    expect((await stop(first)).code).toBe(0);
+
+    const second = await startCli(['--data-dir', dir, '--pos-delay-ms', '0']);
+    // Well past the 200 ms resolution; polled so that a working sandbox passes fast.
+    let [record] = await clientOf(second.info).pos.listModifications(pos.posPaymentId);
+    for (const deadline = Date.now() + 800; record?.status !== 'success' && Date.now() < deadline; ) {
+      await new Promise((done) => setTimeout(done, 50));
+      [record] = await clientOf(second.info).pos.listModifications(pos.posPaymentId);
+    }
+    // Modifications resolve to success (the REFUND webhook is due within 1 s); a restart must not strand them.
+    expect(record).toMatchObject({ operationReference: refund.refundReference, status: 'success' });
+    expect((await stop(second)).code).toBe(0);
+  });
+
+  it('exits with status 2 and the usage on a bad option', async () => {
+    const started = run(['sandbox', '--port', 'eighty']);
+    const { code } = await started.exit;
+    expect(code).toBe(2);
+    expect(started.stderr()).toMatch(/--port/);
+    expect(started.stderr()).toMatch(/Usage: payment-service-sdk sandbox/);
+    expect(started.stdout()).toBe('');
+  });
+});
