@@ -38,7 +38,7 @@ const STYLE = `body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0
 main{max-width:28rem;margin:2rem auto;background:#fff;padding:1.5rem 2rem;border-radius:.75rem;box-shadow:0 1px 4px #0002}
 .banner{background:#fff4ce;border:1px solid #e0c060;padding:.5rem .75rem;border-radius:.4rem;font-size:.9rem}
 label{display:block;margin-top:1rem;font-weight:600}input{width:100%;box-sizing:border-box;padding:.55rem;font-size:1rem;border:1px solid #8a8f98;border-radius:.35rem}
-fieldset{border:0;padding:0;margin:0}legend{font-weight:600;margin-top:1rem}.row{display:flex;gap:1rem}.row>div{flex:1}
+fieldset{border:0;padding:0;margin:1rem 0 0}button,input{font:inherit}legend{font-weight:600;margin-top:1rem}.row{display:flex;gap:1rem}.row>div{flex:1}
 .error{color:#b00020;font-size:.9rem;margin:.25rem 0 0}[aria-invalid=true]{border-color:#b00020}
 .actions{display:flex;gap:1rem;margin-top:1.5rem}button{padding:.7rem 1.2rem;font-size:1rem;border-radius:.4rem;border:0;cursor:pointer}
 button.pay{background:#1a56db;color:#fff;flex:1}button.cancel{background:#e4e6eb;color:#1b1d21}#summary{border:2px solid #b00020;padding:.5rem .75rem;border-radius:.4rem}`;
