@@ -14,15 +14,15 @@
 import { createServer } from 'node:http';
 import {
   type AuthorisationEvent,
+  createWebhookHandler,
   PaymentClient,
   type RefundEvent,
   TerminalBusyError,
   TerminalCommunicationError,
-  createWebhookHandler,
   verifyRedirect,
 } from 'payment-service-sdk';
 import { createSandbox } from 'payment-service-sdk/sandbox';
-import { TEST_CARDS, TEST_SUCCESS_CARDHOLDER, TEST_TERMINALS, posTestAmount } from 'payment-service-sdk/testing';
+import { posTestAmount, TEST_CARDS, TEST_SUCCESS_CARDHOLDER, TEST_TERMINALS } from 'payment-service-sdk/testing';
 
 const real = Boolean(process.env.PAYMENT_SERVICE_API_KEY && process.env.PAYMENT_SERVICE_BASE_URL);
 let step = 0;
@@ -131,14 +131,21 @@ try {
   log('Queried the session', `${current.status}, ${current.paymentStatus}, completed at ${current.completedAt}`);
 
   // Refund part of it
-  const refund = await client.modifications.refund({ paymentReference, amount: { value: 1_000, currency: 'EUR' }, reason: 'One coffee was cold' });
+  const refund = await client.modifications.refund({
+    paymentReference,
+    amount: { value: 1_000, currency: 'EUR' },
+    reason: 'One coffee was cold',
+  });
   log('Refunded 10.00 EUR', `${refund.refundReference}: ${refund.status}`);
   if (sandbox) {
     const event = await nextWebhook('REFUND', refund.refundReference);
     log('Received the REFUND webhook', JSON.stringify(event.data));
   }
   const modifications = await client.sessions.listModifications(session.sessionId);
-  log('Listed the modifications of the session', modifications.map((item) => `${item.operationType} ${item.operationReference} ${item.status}`).join('; '));
+  log(
+    'Listed the modifications of the session',
+    modifications.map((item) => `${item.operationType} ${item.operationReference} ${item.status}`).join('; '),
+  );
 
   // POS
   const terminals = await client.terminals.list({ syncFromProvider: true });
@@ -146,7 +153,10 @@ try {
   const poiId = terminals[0]?.poiId ?? TEST_TERMINALS[0].poiId;
   for (const outcome of ['success', 'failed'] as const) {
     const payment = await client.pos.createPayment({ poiId, amount: { value: posTestAmount(outcome, 1_500), currency: 'EUR' } });
-    log(`POS charge ending in ${String(posTestAmount(outcome, 1_500)).slice(-2)}`, `${payment.posPaymentId}: ${payment.status}${payment.errorMessage ? ` (${payment.errorMessage})` : ''}`);
+    log(
+      `POS charge ending in ${String(posTestAmount(outcome, 1_500)).slice(-2)}`,
+      `${payment.posPaymentId}: ${payment.status}${payment.errorMessage ? ` (${payment.errorMessage})` : ''}`,
+    );
   }
   try {
     await client.pos.createPayment({ poiId, amount: { value: posTestAmount('busy', 1_500), currency: 'EUR' } });
@@ -164,7 +174,10 @@ try {
     { poiId, amount: { value: posTestAmount('timeout', 1_500), currency: 'EUR' }, customReference: `${order.id}-pos` },
     { recover: { initialDelayMs: 1_000, pollIntervalMs: 500, maxWaitMs: 60_000 } },
   );
-  log('POS charge ending in 99: the terminal timed out', `recovered without a second charge: ${slow.posPaymentId} ${slow.status} (recovered: ${slow.recovered})`);
+  log(
+    'POS charge ending in 99: the terminal timed out',
+    `recovered without a second charge: ${slow.posPaymentId} ${slow.status} (recovered: ${slow.recovered})`,
+  );
 
   // Reconciliation
   let count = 0;

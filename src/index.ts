@@ -32,18 +32,6 @@ export {
   type WebhookNotConfirmedReason,
   WebhookParseError,
 } from './core/errors.js';
-export {
-  type DecodeRedirectOptions,
-  type ExpectedRedirect,
-  REDIRECT_ENCRYPTIONS,
-  REDIRECT_SIGNING_ALGORITHMS,
-  type RedirectAlgorithm,
-  decodeRedirectData,
-  verifyRedirect,
-} from './helpers/redirect.js';
-export { type ParsedReference, type ReferenceKind, parseReference } from './helpers/references.js';
-export * from './helpers/webhooks.js';
-export type { WebhookSources, Webhooks } from './resources/webhooks.js';
 export type { ClientHooks, ClientOptions, Environment, Logger, ResolvedOptions, RetryInfo } from './core/options.js';
 export { type Page, Paginator } from './core/pagination.js';
 export type {
@@ -54,10 +42,22 @@ export type {
 } from './core/recovery.js';
 export type { RetryBudgetOptions, RetryClass } from './core/retry.js';
 export type { RequestOptions } from './core/transport.js';
+export {
+  type DecodeRedirectOptions,
+  decodeRedirectData,
+  type ExpectedRedirect,
+  REDIRECT_ENCRYPTIONS,
+  REDIRECT_SIGNING_ALGORITHMS,
+  type RedirectAlgorithm,
+  verifyRedirect,
+} from './helpers/redirect.js';
+export { type ParsedReference, parseReference, type ReferenceKind } from './helpers/references.js';
+export * from './helpers/webhooks.js';
 export type { Modifications } from './resources/modifications.js';
 export type { Pos } from './resources/pos.js';
 export type { Sessions } from './resources/sessions.js';
 export type { Terminals } from './resources/terminals.js';
+export type { WebhookSources, Webhooks } from './resources/webhooks.js';
 export { type Amount, type AmountParams, CURRENCIES, type Currency, type ListMeta, type OpenEnum } from './schemas/common.js';
 export {
   type CancelAcknowledgement,

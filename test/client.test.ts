@@ -161,14 +161,18 @@ describe('transport options', () => {
 
 describe('retries', () => {
   it('retries a GET on 503 and succeeds', async () => {
-    respond('get', TERMINALS_PATH, (_request, count) => (count === 1 ? failure(503, undefined, 'busy', { 'retry-after': '0' }) : success(terminals)));
+    respond('get', TERMINALS_PATH, (_request, count) =>
+      count === 1 ? failure(503, undefined, 'busy', { 'retry-after': '0' }) : success(terminals),
+    );
     await expect(client().terminals.list()).resolves.toHaveLength(1);
     expect(seen).toHaveLength(2);
   });
 
   it('resends a write with the same key and bytes', async () => {
     respond('post', '/external/v1/test/payment/cancel', (_request, count) =>
-      count === 1 ? failure(503, undefined, 'busy', { 'retry-after': '0' }) : success({ cancelReference: 'SHOP1-CAX-1', status: 'received' }, 202),
+      count === 1
+        ? failure(503, undefined, 'busy', { 'retry-after': '0' })
+        : success({ cancelReference: 'SHOP1-CAX-1', status: 'received' }, 202),
     );
     await client().modifications.cancel({ paymentReference: 'SHOP1-PXTT-1' });
     expect(seen).toHaveLength(2);

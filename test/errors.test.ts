@@ -21,7 +21,7 @@ import {
   TerminalCommunicationError,
   TimeoutError,
 } from '../src/index.js';
-import { API_KEY, BASE_URL, WEBCODE, client, failure, respond, seen, success, useMsw } from './support/msw.js';
+import { API_KEY, BASE_URL, client, failure, respond, seen, success, useMsw, WEBCODE } from './support/msw.js';
 import { rejection } from './support/rejection.js';
 
 // msw replaces globalThis.fetch when it starts listening (in beforeAll): this is the real one,
@@ -79,12 +79,47 @@ describe('failure envelopes become typed errors', () => {
   }
 
   const cases: Case[] = [
-    { label: '400 / 12001', call: createPos, status: 400, code: 12001, message: 'Invalid terminal: device not found', type: InvalidRequestError },
-    { label: '400 / 12002', call: createSession, status: 400, code: 12002, message: 'deliverAt must be ISO 8601', type: InvalidRequestError },
-    { label: '400 / 12006', call: createSession, status: 400, code: 12006, message: 'Invalid countryCode format', type: InvalidRequestError },
+    {
+      label: '400 / 12001',
+      call: createPos,
+      status: 400,
+      code: 12001,
+      message: 'Invalid terminal: device not found',
+      type: InvalidRequestError,
+    },
+    {
+      label: '400 / 12002',
+      call: createSession,
+      status: 400,
+      code: 12002,
+      message: 'deliverAt must be ISO 8601',
+      type: InvalidRequestError,
+    },
+    {
+      label: '400 / 12006',
+      call: createSession,
+      status: 400,
+      code: 12006,
+      message: 'Invalid countryCode format',
+      type: InvalidRequestError,
+    },
     { label: '400 / 12009', call: createSession, status: 400, code: 12009, message: 'Country not supported', type: InvalidRequestError },
-    { label: '403 / 11008', call: listTerminals, status: 403, code: 11008, message: 'Webcode does not match the API key', type: PermissionDeniedError },
-    { label: '403 without code (IP)', call: createSession, status: 403, code: undefined, message: 'Forbidden', type: PermissionDeniedError },
+    {
+      label: '403 / 11008',
+      call: listTerminals,
+      status: 403,
+      code: 11008,
+      message: 'Webcode does not match the API key',
+      type: PermissionDeniedError,
+    },
+    {
+      label: '403 without code (IP)',
+      call: createSession,
+      status: 403,
+      code: undefined,
+      message: 'Forbidden',
+      type: PermissionDeniedError,
+    },
     {
       label: '409 / 13005',
       call: createPos,
@@ -197,8 +232,10 @@ describe('bodies that are not the failure envelope', () => {
     { label: 'plain-text 403', status: 403, body: 'Forbidden', contentType: 'text/plain', type: PermissionDeniedError },
     { label: 'HTML 400', status: 400, body: '<h1>Bad Request</h1>', contentType: 'text/html', type: InvalidRequestError },
   ])('$label → $type.name with the raw text in .body', async ({ status, body, contentType, type }) => {
-    respond('get', `${T}/pos/terminals`, () =>
-      new HttpResponse(body === '' ? null : body, { status, ...(contentType ? { headers: { 'Content-Type': contentType } } : {}) }),
+    respond(
+      'get',
+      `${T}/pos/terminals`,
+      () => new HttpResponse(body === '' ? null : body, { status, ...(contentType ? { headers: { 'Content-Type': contentType } } : {}) }),
     );
     const error = await rejection(client({ maxRetries: 0 }).terminals.list());
     expect((error as object).constructor).toBe(type);

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError, type Paginator, type PaymentClient, PaymentServiceError } from '../src/index.js';
-import { WEBCODE, client, failure, listing, respond, seen, success, useMsw } from './support/msw.js';
+import { client, failure, listing, respond, seen, success, useMsw, WEBCODE } from './support/msw.js';
 
 useMsw();
 
@@ -54,8 +54,7 @@ const listings: Listing[] = [
       const id = `SHOP1-POSXT-${1700000000 + n}`;
       return { posPaymentId: id, paymentReference: id, poiId: 'V400m-TEST-000001', amount, status: 'success' };
     },
-    open: (c, params) =>
-      c.pos.list({ status: 'success', order: 'desc', createdAtStart: new Date('2026-01-01T00:00:00Z'), ...params }),
+    open: (c, params) => c.pos.list({ status: 'success', order: 'desc', createdAtStart: new Date('2026-01-01T00:00:00Z'), ...params }),
     filters: { status: 'success', order: 'desc', created_at_start: '2026-01-01 00:00:00' },
   },
   {
@@ -113,8 +112,7 @@ function serveItems(l: Listing, total = 7, take = 3): void {
 }
 
 const ids = (l: Listing, items: object[]) => items.map((item) => (item as Record<string, unknown>)[l.idField]);
-const expectedIds = (l: Listing, from: number, to: number) =>
-  Array.from({ length: to - from + 1 }, (_, i) => l.item(from + i)[l.idField]);
+const expectedIds = (l: Listing, from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => l.item(from + i)[l.idField]);
 /** The `cursor` query parameter of each request made, `null` when absent. */
 const sentCursors = () => seen.map((request) => request.url.searchParams.get('cursor'));
 const tick = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -248,7 +246,10 @@ describe.each(listings)('$name', (l) => {
     const walk = async () => {
       for await (const item of l.open(client(), { take: 3 })) items.push(item);
     };
-    const error = await walk().then(() => undefined, (caught: unknown) => caught);
+    const error = await walk().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
 
     expect(error).toBeInstanceOf(PaymentServiceError);
     expect(error).not.toBeInstanceOf(InvalidRequestError); // not the fake's own guard
@@ -273,7 +274,10 @@ describe.each(listings)('$name', (l) => {
     const error = await l
       .open(client(), { take: 3 })
       .toArray()
-      .then(() => undefined, (caught: unknown) => caught);
+      .then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
 
     expect(error).toBeInstanceOf(PaymentServiceError);
     expect(error).not.toBeInstanceOf(InvalidRequestError);
@@ -288,7 +292,10 @@ describe.each(listings)('$name', (l) => {
     const walk = async () => {
       for await (const item of l.open(client(), { take: 3 })) items.push(item);
     };
-    const error = await walk().then(() => undefined, (caught: unknown) => caught);
+    const error = await walk().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
 
     expect(error).toBeInstanceOf(InvalidRequestError);
     expect(error).toMatchObject({ status: 400, code: 12001, message: 'Invalid cursor value' });

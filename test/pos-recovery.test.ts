@@ -150,7 +150,9 @@ describe('POS timeout recovery', () => {
       data: { paymentReference: posPaymentId, paymentStatus: 'AUTHORISED', amount: 1099, currency: 'EUR' },
     }));
     const started = Date.now();
-    const payment = await sdk().pos.createPayment(params, { recover: { initialDelayMs: 60_000, pollIntervalMs: 60_000, maxWaitMs: 120_000, webhook } });
+    const payment = await sdk().pos.createPayment(params, {
+      recover: { initialDelayMs: 60_000, pollIntervalMs: 60_000, maxWaitMs: 120_000, webhook },
+    });
     expect(payment).toMatchObject({ status: 'success', recovered: true });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(server.seen(LIST).length).toBeGreaterThan(0);
@@ -159,7 +161,10 @@ describe('POS timeout recovery', () => {
 
   it('does not trust a webhook the API does not confirm', async () => {
     setup({ posStatus: 'timeout', posReplay: 'snapshot' });
-    const webhook = Promise.resolve({ event_code: 'AUTHORISATION', data: { paymentReference: 'SHOP1-POSXT-0000000000', paymentStatus: 'AUTHORISED' } });
+    const webhook = Promise.resolve({
+      event_code: 'AUTHORISATION',
+      data: { paymentReference: 'SHOP1-POSXT-0000000000', paymentStatus: 'AUTHORISED' },
+    });
     const error = await sdk()
       .pos.createPayment(params, { recover: { initialDelayMs: 5_000, pollIntervalMs: 20, maxWaitMs: 150, webhook } })
       .catch((caught: unknown) => caught);
@@ -216,9 +221,24 @@ describe('POS timeout recovery', () => {
   });
 
   it.each([
-    ['400 invalid terminal', 400, '{"success":false,"error":{"message":"Invalid terminal","code":12001,"statusCode":400,"traceId":"t"}}', InvalidRequestError],
-    ['409 terminal busy', 409, '{"success":false,"error":{"message":"Terminal busy","code":13005,"statusCode":409,"traceId":"t"}}', TerminalBusyError],
-    ['502 terminal offline', 502, '{"success":false,"error":{"message":"Error in POS payment response: Reject","code":13004,"statusCode":502,"traceId":"t"}}', TerminalCommunicationError],
+    [
+      '400 invalid terminal',
+      400,
+      '{"success":false,"error":{"message":"Invalid terminal","code":12001,"statusCode":400,"traceId":"t"}}',
+      InvalidRequestError,
+    ],
+    [
+      '409 terminal busy',
+      409,
+      '{"success":false,"error":{"message":"Terminal busy","code":13005,"statusCode":409,"traceId":"t"}}',
+      TerminalBusyError,
+    ],
+    [
+      '502 terminal offline',
+      502,
+      '{"success":false,"error":{"message":"Error in POS payment response: Reject","code":13004,"statusCode":502,"traceId":"t"}}',
+      TerminalCommunicationError,
+    ],
   ])('does not recover a %s: nothing was charged', async (_label, status, body, type) => {
     server.script(CHARGE, { kind: 'respond', status, body });
     await expect(sdk().pos.createPayment(params, { recover: fast })).rejects.toBeInstanceOf(type);

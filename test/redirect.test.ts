@@ -4,10 +4,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   ConfigurationError,
+  decodeRedirectData,
   RedirectDataError,
   type RedirectDataErrorReason,
   RedirectMismatchError,
-  decodeRedirectData,
   verifyRedirect,
 } from '../src/index.js';
 import { rejection } from './support/rejection.js';
@@ -38,7 +38,10 @@ function signed(body: string): string {
 function derive(secret: string, length: number): Buffer {
   const bytes = Buffer.from(secret, 'utf8');
   if (bytes.length === length) return bytes;
-  return createHash(length > 32 ? 'sha512' : 'sha256').update(bytes).digest().subarray(0, length);
+  return createHash(length > 32 ? 'sha512' : 'sha256')
+    .update(bytes)
+    .digest()
+    .subarray(0, length);
 }
 
 function jwe(payload: object, enc: 'A128GCM' | 'A256GCM' | 'A128CBC-HS256' | 'A256CBC-HS512', secret = SECRET): string {
@@ -60,7 +63,9 @@ function jwe(payload: object, enc: 'A128GCM' | 'A256GCM' | 'A128CBC-HS256' | 'A2
   const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   const al = Buffer.alloc(8);
   al.writeBigUInt64BE(BigInt(aad.length * 8));
-  const mac = createHmac(size === 16 ? 'sha256' : 'sha512', key.subarray(0, size)).update(Buffer.concat([aad, iv, ciphertext, al])).digest();
+  const mac = createHmac(size === 16 ? 'sha256' : 'sha512', key.subarray(0, size))
+    .update(Buffer.concat([aad, iv, ciphertext, al]))
+    .digest();
   return `${head}..${b64url(iv)}.${b64url(ciphertext)}.${b64url(mac.subarray(0, size))}`;
 }
 
@@ -209,9 +214,7 @@ describe('verifyRedirect', () => {
   });
 
   it('names every field that differs', async () => {
-    const error = await rejection(
-      verifyRedirect(`?data=${token}`, SECRET, { ...expected, amount: 2600, customReference: 'order-43' }),
-    );
+    const error = await rejection(verifyRedirect(`?data=${token}`, SECRET, { ...expected, amount: 2600, customReference: 'order-43' }));
     expect(error).toBeInstanceOf(RedirectMismatchError);
     const mismatch = error as RedirectMismatchError;
     expect(mismatch.fields).toEqual(['amount', 'customReference']);

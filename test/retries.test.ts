@@ -6,7 +6,7 @@
  * attempt of one call carried the same `Idempotency-Key`, and that the server ran the operation at
  * most once (`server.runs`).
  */
-import { type AddressInfo, type Server as NetServer, type Socket, connect, createServer as createNetServer } from 'node:net';
+import { type AddressInfo, connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ApiError,
@@ -159,7 +159,6 @@ async function rejection<T>(promise: PromiseLike<unknown>, type: abstract new (.
   return error as T;
 }
 
-
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
@@ -276,7 +275,7 @@ describe('issue scenarios', () => {
     expect(retries).toHaveLength(1);
     expect(retries[0]?.delayMs).toBe(1000);
     expect(retries[0]?.error).toBeInstanceOf(RateLimitError);
-    expect((retries[0]?.error as RateLimitError).retryAfterMs).toBe(1000);
+    expect((retries[0]!.error as RateLimitError).retryAfterMs).toBe(1000);
     expect(elapsed).toBeGreaterThanOrEqual(950);
   });
 
@@ -437,7 +436,7 @@ describe('what is retried', () => {
     expect(sent).toHaveLength(2);
     expect(retries).toHaveLength(1);
     expect(retries[0]?.error).toBeInstanceOf(RateLimitError);
-    expect((retries[0]?.error as RateLimitError).retryAfterMs).toBeUndefined();
+    expect((retries[0]!.error as RateLimitError).retryAfterMs).toBeUndefined();
     expect(retries[0]?.delayMs).toBe(0);
   });
 
@@ -958,7 +957,7 @@ describe('idempotency keys across attempts and calls', () => {
     ranAtMostOnce(key);
   });
 
-  it(".withResponse() exposes the key that was sent, after retries", async () => {
+  it('.withResponse() exposes the key that was sent, after retries', async () => {
     const { client, sent } = sdk();
     server.script(REFUND, fail(503), { kind: 'stall', ms: 300 });
 

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
+  isLuhnValid,
   POS_TEST_ENDINGS,
+  posTestAmount,
   TEST_CARDHOLDER_NAMES,
   TEST_CARDS,
   TEST_SUCCESS_CARDHOLDER,
   TEST_TERMINALS,
-  isLuhnValid,
-  posTestAmount,
 } from '../src/testing/index.js';
 
 describe('test-mode kit', () => {

@@ -7,7 +7,7 @@ import {
   RequestValidationError,
   ResponseValidationError,
 } from '../src/index.js';
-import { WEBCODE, client, listing, respond, seen, success, useMsw } from './support/msw.js';
+import { client, listing, respond, seen, success, useMsw, WEBCODE } from './support/msw.js';
 
 useMsw();
 
@@ -16,10 +16,27 @@ const amount = { value: 1050, currency: 'EUR' } as const;
 const meta = { cursor: null, hasMore: false, total: 1 };
 const validSession = { amount, urlOk: 'https://shop.example/ok', urlKo: 'https://shop.example/ko' };
 const validPos = { poiId: 'V400m-TEST-000001', amount };
-const created = { sessionId: 'SHOP1-EXTT-1700000000', paymentUrl: 'https://pay.test.invalid/pay-external-test/tok', status: 'pending', amount };
+const created = {
+  sessionId: 'SHOP1-EXTT-1700000000',
+  paymentUrl: 'https://pay.test.invalid/pay-external-test/tok',
+  status: 'pending',
+  amount,
+};
 const session = { sessionId: 'SHOP1-EXTT-1700000000', status: 'pending', amount, createdAt: '2026-01-01 10:00:00' };
-const posPayment = { posPaymentId: 'SHOP1-POSXT-1', paymentReference: 'SHOP1-POSXT-1', poiId: 'V400m-TEST-000001', amount, status: 'success' };
-const modification = { operationReference: 'SHOP1-RFXT-1', operationType: 'refund', paymentReference: 'SHOP1-PXTT-1', status: 'success', amount };
+const posPayment = {
+  posPaymentId: 'SHOP1-POSXT-1',
+  paymentReference: 'SHOP1-POSXT-1',
+  poiId: 'V400m-TEST-000001',
+  amount,
+  status: 'success',
+};
+const modification = {
+  operationReference: 'SHOP1-RFXT-1',
+  operationType: 'refund',
+  paymentReference: 'SHOP1-PXTT-1',
+  status: 'success',
+  amount,
+};
 
 // Every endpoint answers successfully, so a request that should have been stopped is recorded in `seen`.
 beforeEach(() => {
@@ -176,7 +193,11 @@ describe('other endpoints: documented rules are enforced before sending', () => 
       (c: PaymentClient) => c.pos.createPayment(bad<CreatePosPaymentParams>({ ...validPos, amount: { value: 100, currency: 'CHF' } })),
       'amount.currency',
     ],
-    ['pos.createPayment with a 256-character description', (c: PaymentClient) => c.pos.createPayment({ ...validPos, description: 'd'.repeat(256) }), 'description'],
+    [
+      'pos.createPayment with a 256-character description',
+      (c: PaymentClient) => c.pos.createPayment({ ...validPos, description: 'd'.repeat(256) }),
+      'description',
+    ],
     [
       'pos.createPayment with a 101-character customReference',
       (c: PaymentClient) => c.pos.createPayment({ ...validPos, customReference: 'r'.repeat(101) }),
@@ -195,7 +216,11 @@ describe('other endpoints: documented rules are enforced before sending', () => 
     ['sessions.retrieve with an empty id', (c: PaymentClient) => c.sessions.retrieve(''), 'sessionId'],
     ['sessions.listModifications with an empty id', (c: PaymentClient) => c.sessions.listModifications(' '), 'sessionId'],
     ['pos.listModifications with an empty id', (c: PaymentClient) => c.pos.listModifications(''), 'posPaymentId'],
-    ['terminals.list with a non-boolean syncFromProvider', (c: PaymentClient) => c.terminals.list(bad({ syncFromProvider: 'true' })), 'syncFromProvider'],
+    [
+      'terminals.list with a non-boolean syncFromProvider',
+      (c: PaymentClient) => c.terminals.list(bad({ syncFromProvider: 'true' })),
+      'syncFromProvider',
+    ],
   ])('rejects %s', async (_label, call, path) => {
     await expectRejected(() => call(client()), [path]);
   });
@@ -214,7 +239,12 @@ describe('other endpoints: documented rules are enforced before sending', () => 
 
   it('pos.createPayment sends the longest allowed description and customReference', async () => {
     await client().pos.createPayment({ ...validPos, description: 'd'.repeat(255), customReference: 'r'.repeat(100) });
-    expect(sentBody()).toMatchObject({ webcode: WEBCODE, poiId: validPos.poiId, description: 'd'.repeat(255), customReference: 'r'.repeat(100) });
+    expect(sentBody()).toMatchObject({
+      webcode: WEBCODE,
+      poiId: validPos.poiId,
+      description: 'd'.repeat(255),
+      customReference: 'r'.repeat(100),
+    });
   });
 
   it('extend sends fields it does not know as given', async () => {
@@ -245,7 +275,13 @@ describe('listing parameters: rejected when the paginator first fetches', () => 
   });
 
   it('rejects the wire name created_at_start: pos.list takes createdAtStart', async () => {
-    const error = await expectRejected(() => client().pos.list(bad({ created_at_start: '2026-01-01 00:00:00' })).firstPage(), []);
+    const error = await expectRejected(
+      () =>
+        client()
+          .pos.list(bad({ created_at_start: '2026-01-01 00:00:00' }))
+          .firstPage(),
+      [],
+    );
     expect(error.message).toContain('created_at_start');
   });
 

@@ -6,12 +6,12 @@ import {
   type ConfirmedSessionPayment,
   type ConfirmedWebhook,
   PermissionDeniedError,
+  parseWebhook,
   type RefundEvent,
   RequestValidationError,
   WebhookNotConfirmedError,
   type WebhookNotConfirmedReason,
   WebhookParseError,
-  parseWebhook,
 } from '../src/index.js';
 import { Webhooks } from '../src/resources/webhooks.js';
 import { client, failure, listing, respond, seen, success, useMsw } from './support/msw.js';
@@ -27,13 +27,29 @@ const POS_ID = 'SHOP1-POSXT-1700000000';
 const amount = { value: 1050, currency: 'EUR' };
 
 function posPayment(id: string, overrides: Record<string, unknown> = {}) {
-  return { posPaymentId: id, paymentReference: id, poiId: 'V400m-TEST-000001', amount, status: 'success', customReference: 'order-42', ...overrides };
+  return {
+    posPaymentId: id,
+    paymentReference: id,
+    poiId: 'V400m-TEST-000001',
+    amount,
+    status: 'success',
+    customReference: 'order-42',
+    ...overrides,
+  };
 }
 
 function authorisation(paymentReference: string, data: Record<string, unknown> = {}): AuthorisationEvent {
   return parseWebhook({
     event_code: 'AUTHORISATION',
-    data: { amount: 1050, currency: 'EUR', paymentReference, paymentStatus: 'AUTHORISED', customReference: 'order-42', paymentSource: 'external_api', ...data },
+    data: {
+      amount: 1050,
+      currency: 'EUR',
+      paymentReference,
+      paymentStatus: 'AUTHORISED',
+      customReference: 'order-42',
+      paymentSource: 'external_api',
+      ...data,
+    },
   }) as AuthorisationEvent;
 }
 
@@ -79,7 +95,8 @@ function expectReason(error: WebhookNotConfirmedError, reason: WebhookNotConfirm
 }
 
 describe('confirm: AUTHORISATION of a POS payment', () => {
-  const others = (page: number) => Array.from({ length: 100 }, (_, i) => posPayment(`SHOP1-POSXT-16999${String(page * 100 + i).padStart(5, '0')}`));
+  const others = (page: number) =>
+    Array.from({ length: 100 }, (_, i) => posPayment(`SHOP1-POSXT-16999${String(page * 100 + i).padStart(5, '0')}`));
 
   it('finds the payment on page 2 of GET /pos/payments, newest first around its time, and stops there', async () => {
     pagesOf(POS_PATH, 'posPayments', [others(0), [...others(1).slice(0, 40), posPayment(POS_ID)], others(2)]);
@@ -151,7 +168,11 @@ describe('confirm: AUTHORISATION of a POS payment', () => {
   });
 
   it('stops at 10 pages by default', async () => {
-    pagesOf(POS_PATH, 'posPayments', Array.from({ length: 12 }, (_, page) => others(page)));
+    pagesOf(
+      POS_PATH,
+      'posPayments',
+      Array.from({ length: 12 }, (_, page) => others(page)),
+    );
     expectReason(await rejection(client().webhooks.confirm(authorisation(POS_ID))), 'not-found');
     expect(seen).toHaveLength(10);
   });
@@ -181,10 +202,18 @@ describe('confirm: AUTHORISATION of an online payment', () => {
     paymentReference,
     paymentStatus: 'AUTHORISED',
   });
-  const session = (overrides: Record<string, unknown> = {}) => ({ ...item(SESSION_ID, REFERENCE), attempts: [{ paymentReference: REFERENCE, status: 'authorised' }], ...overrides });
+  const session = (overrides: Record<string, unknown> = {}) => ({
+    ...item(SESSION_ID, REFERENCE),
+    attempts: [{ paymentReference: REFERENCE, status: 'authorised' }],
+    ...overrides,
+  });
 
   it('finds the session in GET /payment/sessions?status=completed, then reads it', async () => {
-    pagesOf(SESSIONS_PATH, 'payments', [[item('SHOP1-EXTT-1', 'SHOP1-PXTT-1')], [item(SESSION_ID, REFERENCE)], [item('SHOP1-EXTT-3', 'SHOP1-PXTT-3')]]);
+    pagesOf(SESSIONS_PATH, 'payments', [
+      [item('SHOP1-EXTT-1', 'SHOP1-PXTT-1')],
+      [item(SESSION_ID, REFERENCE)],
+      [item('SHOP1-EXTT-3', 'SHOP1-PXTT-3')],
+    ]);
     respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () => success(session()));
     const confirmed = await client().webhooks.confirm(authorisation(REFERENCE));
     expect(confirmed.kind).toBe('session');
@@ -265,7 +294,10 @@ describe('confirm: REFUND', () => {
   const other = (n: number) => record({ operationReference: `SHOP1-RFXT-${100 + n}` });
 
   it('finds the refund in GET /modifications?type=refund', async () => {
-    pagesOf(MODIFICATIONS_PATH, 'modifications', [[other(1), other(2)], [other(3), record()]]);
+    pagesOf(MODIFICATIONS_PATH, 'modifications', [
+      [other(1), other(2)],
+      [other(3), record()],
+    ]);
     const confirmed = await client().webhooks.confirm(refundEvent);
     expect(confirmed.kind).toBe('refund');
     expect(confirmed.record).toMatchObject({ operationReference: 'SHOP1-RFXT-7', status: 'success' });
@@ -311,7 +343,13 @@ describe('confirm: other cases', () => {
 
   it('refuses references of another environment or webcode without a request, when it knows the client', async () => {
     const sdk = client();
-    const webhooks = new Webhooks({ sessions: sdk.sessions, pos: sdk.pos, modifications: sdk.modifications, environment: 'test', webcode: 'SHOP1' });
+    const webhooks = new Webhooks({
+      sessions: sdk.sessions,
+      pos: sdk.pos,
+      modifications: sdk.modifications,
+      environment: 'test',
+      webcode: 'SHOP1',
+    });
     const live = await rejection(webhooks.confirm(authorisation('SHOP1-POSX-1700000000')));
     expectReason(live, 'not-found');
     expect(live.message).toMatch(/live reference/);

@@ -3,22 +3,22 @@
  * 127.0.0.1 and the global fetch), so msw is deliberately not installed in this file.
  */
 import { Buffer } from 'node:buffer';
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import * as fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import {
   type AuthorisationEvent,
   ConfigurationError,
+  createWebhookHandler,
+  isAuthorisationEvent,
+  isRefundEvent,
+  parseWebhook,
   type RefundEvent,
   type UnknownWebhookEvent,
   type WebhookEvent,
   type WebhookHandler,
   type WebhookHandlerOptions,
   WebhookParseError,
-  createWebhookHandler,
-  isAuthorisationEvent,
-  isRefundEvent,
-  parseWebhook,
 } from '../src/index.js';
 
 const authorisation = {
@@ -48,7 +48,10 @@ const refund = {
   },
 };
 
-const chargeback = { event_code: 'CHARGEBACK', data: { paymentReference: 'SHOP1-PXTT-42', nested: { list: [1, 'two', null, { deep: true }] } } };
+const chargeback = {
+  event_code: 'CHARGEBACK',
+  data: { paymentReference: 'SHOP1-PXTT-42', nested: { list: [1, 'two', null, { deep: true }] } },
+};
 
 /** Runs parseWebhook and reports which of the two allowed outcomes happened; anything else fails the test. */
 function outcome(input: unknown): 'event' | 'parse-error' {
@@ -124,7 +127,10 @@ describe('parseWebhook', () => {
   });
 
   it('accepts values it does not know in open enums', () => {
-    const body = { ...authorisation, data: { ...authorisation.data, paymentStatus: 'CAPTURED', currency: 'JPY', paymentSource: 'dashboard' } };
+    const body = {
+      ...authorisation,
+      data: { ...authorisation.data, paymentStatus: 'CAPTURED', currency: 'JPY', paymentSource: 'dashboard' },
+    };
     expect(parseWebhook(body)).toStrictEqual(body);
   });
 
@@ -174,7 +180,11 @@ describe('parseWebhook', () => {
     ['missing data', { event_code: 'AUTHORISATION' }, /has no data/],
     ['array data', { event_code: 'X', data: [] }, /data must be a JSON object, not an array/],
     ['string data', '{"event_code":"REFUND","data":"{}"}', /data must be a JSON object, not a string/],
-    ['a fractional amount', { ...authorisation, data: { ...authorisation.data, amount: 10.5 } }, /data\.amount must be an integer number of cents/],
+    [
+      'a fractional amount',
+      { ...authorisation, data: { ...authorisation.data, amount: 10.5 } },
+      /data\.amount must be an integer number of cents/,
+    ],
     ['a string amount', { ...authorisation, data: { ...authorisation.data, amount: '1050' } }, /data\.amount/],
     ['an unsafe integer amount', { ...authorisation, data: { ...authorisation.data, amount: 2 ** 60 } }, /data\.amount/],
     ['no paymentReference', { event_code: 'AUTHORISATION', data: { amount: 1050 } }, /data\.paymentReference must be a non-empty string/],
@@ -207,7 +217,17 @@ describe('parseWebhook', () => {
     expect(error.message).toMatch(/could not be read \(getter exploded\)/);
     expect(error.cause).toBeInstanceOf(TypeError);
 
-    const hostile = new Proxy({}, { getPrototypeOf: () => { throw new Error('trap'); }, ownKeys: () => { throw new Error('trap'); } });
+    const hostile = new Proxy(
+      {},
+      {
+        getPrototypeOf: () => {
+          throw new Error('trap');
+        },
+        ownKeys: () => {
+          throw new Error('trap');
+        },
+      },
+    );
     const proxyError = new Proxy(
       {},
       {
@@ -225,7 +245,11 @@ describe('parseWebhook', () => {
     const throwsUndescribable = {
       event_code: 'X',
       get data(): never {
-        throw { toString: () => { throw new Error('no'); } };
+        throw {
+          toString: () => {
+            throw new Error('no');
+          },
+        };
       },
     };
     for (const input of [hostile, revoked.proxy, throwsProxy, throwsUndescribable, { event_code: 'X', data: hostile }]) {
@@ -257,10 +281,22 @@ describe('parseWebhook', () => {
   });
 
   it('never throws anything but WebhookParseError on arbitrary text and bytes (property)', () => {
-    fc.assert(fc.property(fc.string({ unit: 'binary' }), (input) => void outcome(input)), { numRuns: 300 });
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), (input) => void outcome(input)), { numRuns: 300 });
-    fc.assert(fc.property(fc.json(), (input) => void outcome(input)), { numRuns: 300 });
-    fc.assert(fc.property(fc.jsonValue(), (input) => void outcome(input)), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (input) => void outcome(input)),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 200 }), (input) => void outcome(input)),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.json(), (input) => void outcome(input)),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(fc.jsonValue(), (input) => void outcome(input)),
+      { numRuns: 300 },
+    );
   });
 
   it('never throws anything but WebhookParseError on envelopes with arbitrary data (property)', () => {
@@ -279,8 +315,14 @@ describe('parseWebhook', () => {
       ),
     );
     const envelope = fc.record({ event_code: code, data });
-    fc.assert(fc.property(envelope, (input) => void outcome(input)), { numRuns: 300 });
-    fc.assert(fc.property(envelope, (input) => void outcome(safeStringify(input))), { numRuns: 300 });
+    fc.assert(
+      fc.property(envelope, (input) => void outcome(input)),
+      { numRuns: 300 },
+    );
+    fc.assert(
+      fc.property(envelope, (input) => void outcome(safeStringify(input))),
+      { numRuns: 300 },
+    );
   });
 
   it('reads a well-formed event the same from text, bytes and object, adding nothing (property)', () => {
@@ -302,7 +344,10 @@ describe('parseWebhook', () => {
       }),
       fc.record({
         event_code: fc.string({ minLength: 1 }).filter((value) => value !== 'AUTHORISATION' && value !== 'REFUND'),
-        data: fc.dictionary(fc.string().filter((key) => key !== '__proto__'), fc.jsonValue()),
+        data: fc.dictionary(
+          fc.string().filter((key) => key !== '__proto__'),
+          fc.jsonValue(),
+        ),
       }),
     );
     fc.assert(
@@ -695,7 +740,13 @@ describe('webhook handler edge cases', () => {
           throw new Error('aborted');
         },
       },
-      { statusCode: 0, setHeader: () => undefined, end() { status = this.statusCode; } },
+      {
+        statusCode: 0,
+        setHeader: () => undefined,
+        end() {
+          status = this.statusCode;
+        },
+      },
     );
     expect(status).toBe(400);
   });

@@ -31,6 +31,7 @@ export class APIPromise<T> extends Promise<T> {
     return this.#exchange;
   }
 
+  // biome-ignore lint/suspicious/noThenProperty: an APIPromise is a promise; `then` redirects it to the exchange.
   override then<A = T, B = never>(
     onfulfilled?: ((value: T) => A | PromiseLike<A>) | null,
     onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,

@@ -116,10 +116,7 @@ export class ResponseValidationError extends PaymentServiceError {
   /** What did not match. */
   readonly issues: readonly ValidationIssue[];
 
-  constructor(
-    message: string,
-    details: { body: string; status?: number; issues?: readonly ValidationIssue[]; context?: RequestContext },
-  ) {
+  constructor(message: string, details: { body: string; status?: number; issues?: readonly ValidationIssue[]; context?: RequestContext }) {
     const issues = details.issues ?? [];
     super(issues.length ? `${message}: ${listIssues(issues)}` : message, details.context ? { context: details.context } : undefined);
     this.body = details.body;
@@ -305,7 +302,11 @@ export class PosPaymentPendingError extends PaymentServiceError {
   readonly state: PosRecoveryState;
   readonly #resume: (options?: ResumeOptions) => Promise<PosPayment & { recovered?: true }>;
 
-  constructor(state: PosRecoveryState, lastKnown: PosPayment | undefined, resume: (options?: ResumeOptions) => Promise<PosPayment & { recovered?: true }>) {
+  constructor(
+    state: PosRecoveryState,
+    lastKnown: PosPayment | undefined,
+    resume: (options?: ResumeOptions) => Promise<PosPayment & { recovered?: true }>,
+  ) {
     super(
       `The POS payment ${state.posPaymentId ?? '(id unknown)'} has no final status yet; nothing was charged twice. Call resume() later.`,
       { context: { idempotencyKey: state.idempotencyKey } },

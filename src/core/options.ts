@@ -27,8 +27,10 @@ export interface ClientHooks {
   /** Called before each retry, after the decision to retry and before the wait. */
   onRetry?: (info: RetryInfo) => void | Promise<void>;
   /** Called before each attempt. May return a replacement `Request`. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is the common case.
   beforeRequest?: (request: Request) => void | Request | Promise<void | Request>;
   /** Called after each attempt with a clone of the response. May return a replacement `Response`. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a hook that returns nothing is the common case.
   afterResponse?: (request: Request, response: Response) => void | Response | Promise<void | Response>;
 }
 

@@ -4,9 +4,9 @@ import {
   ConnectionError,
   PosPaymentPendingError,
   type PosRecoveryState,
-  type ResumeOptions,
   RequestValidationError,
   ResponseValidationError,
+  type ResumeOptions,
   ServerError,
   TerminalBusyError,
   TimeoutError,
@@ -93,7 +93,12 @@ function resolveSettings(recover: boolean | RecoveryOptions | undefined, path: s
     if (!Number.isInteger(value) || value < 0) issues.push({ path: `${path}.${name}`, message: 'must be an integer >= 0' });
     return value;
   };
-  const settings = { initialDelayMs: read('initialDelayMs'), pollIntervalMs: read('pollIntervalMs'), maxWaitMs: read('maxWaitMs'), webhook: given.webhook };
+  const settings = {
+    initialDelayMs: read('initialDelayMs'),
+    pollIntervalMs: read('pollIntervalMs'),
+    maxWaitMs: read('maxWaitMs'),
+    webhook: given.webhook,
+  };
   if (settings.webhook !== undefined && typeof settings.webhook?.then !== 'function') {
     issues.push({ path: `${path}.webhook`, message: 'must be a promise' });
   }
@@ -213,7 +218,9 @@ class Recovery {
     const { params, idempotencyKey } = this.#state;
     if (!params || !idempotencyKey) return undefined;
     try {
-      const { data, response } = await this.#ops.charge(params, { idempotencyKey, ...(this.#signal ? { signal: this.#signal } : {}) }).withResponse();
+      const { data, response } = await this.#ops
+        .charge(params, { idempotencyKey, ...(this.#signal ? { signal: this.#signal } : {}) })
+        .withResponse();
       return this.#settle(data, response);
     } catch (error) {
       if (isPassing(error)) return undefined;
@@ -240,7 +247,9 @@ class Recovery {
       for await (const page of listing.pages()) {
         for (const payment of page.items) {
           // A hinted id is unverified: it must also describe this charge.
-          const matches = id ? payment.posPaymentId === id && (id !== this.#hint || !params || sameCharge(payment, params)) : params && sameCharge(payment, params);
+          const matches = id
+            ? payment.posPaymentId === id && (id !== this.#hint || !params || sameCharge(payment, params))
+            : params && sameCharge(payment, params);
           if (matches) candidates.push(payment);
         }
         if (id && candidates.length > 0) break;

@@ -1,16 +1,23 @@
-import ky, { type KyInstance, isNetworkError } from 'ky';
+import ky, { isNetworkError, type KyInstance } from 'ky';
 import pRetry from 'p-retry';
 import type * as z from 'zod';
 import { referenceProblem } from '../helpers/references.js';
 import type { ListMeta } from '../schemas/common.js';
 import { VERSION } from '../version.js';
 import { APIPromise, type WithResponse } from './api-promise.js';
-import { ConnectionError, PaymentServiceError, type RequestContext, RequestValidationError, TimeoutError, type ValidationIssue } from './errors.js';
-import { type Paginator, paginate } from './pagination.js';
+import {
+  ConnectionError,
+  PaymentServiceError,
+  type RequestContext,
+  RequestValidationError,
+  TimeoutError,
+  type ValidationIssue,
+} from './errors.js';
 import { newIdempotencyKey } from './idempotency.js';
 import { type Logger, MAX_TIMER_MS, type ResolvedOptions } from './options.js';
+import { type Paginator, paginate } from './pagination.js';
 import { interpretResponse, toIssues } from './response.js';
-import { RetryBudget, type RetryClass, isRetryable, isStaleSocket, retryDelay, sleep } from './retry.js';
+import { isRetryable, isStaleSocket, RetryBudget, type RetryClass, retryDelay, sleep } from './retry.js';
 
 /** Options every method takes as its last argument. */
 export interface RequestOptions {
@@ -103,9 +110,7 @@ function causeChain(error: unknown): unknown[] {
 function toConnectionError(error: unknown, afterResponse: boolean): ConnectionError {
   const cause = rootCause(error);
   const chain = causeChain(cause);
-  const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string') as
-    | string
-    | undefined;
+  const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string') as string | undefined;
   const messages = chain.flatMap((item) => (item instanceof Error ? [item.message] : typeof item === 'string' ? [item] : []));
   return new ConnectionError(`Connection to the payment service failed: ${messages.join(': ')}`, {
     cause,

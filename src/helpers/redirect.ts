@@ -1,4 +1,10 @@
-import { ConfigurationError, RedirectDataError, type RedirectDataErrorReason, type RedirectMismatch, RedirectMismatchError } from '../core/errors.js';
+import {
+  ConfigurationError,
+  RedirectDataError,
+  type RedirectDataErrorReason,
+  type RedirectMismatch,
+  RedirectMismatchError,
+} from '../core/errors.js';
 import { type RedirectData, RedirectDataSchema } from '../schemas/redirect.js';
 
 /** JWS algorithms accepted for a signed `data` token (HMAC with the client secret). */

@@ -8,6 +8,13 @@ import {
   type WebhookEvent,
 } from '../schemas/webhooks.js';
 
+export type {
+  ConfirmedPosPayment,
+  ConfirmedRefund,
+  ConfirmedSessionPayment,
+  ConfirmedWebhook,
+  ConfirmWebhookOptions,
+} from '../resources/webhooks.js';
 export {
   type AuthorisationEvent,
   type AuthorisationWebhookData,
@@ -19,13 +26,6 @@ export {
   WEBHOOK_EVENT_CODES,
   type WebhookEvent,
 } from '../schemas/webhooks.js';
-export type {
-  ConfirmedPosPayment,
-  ConfirmedRefund,
-  ConfirmedSessionPayment,
-  ConfirmedWebhook,
-  ConfirmWebhookOptions,
-} from '../resources/webhooks.js';
 
 // ---------------------------------------------------------------------------------------------
 // parseWebhook
@@ -277,7 +277,11 @@ interface Reply {
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const TOO_LARGE = Symbol('too large');
 const UNREADABLE: Reply = { status: 400, body: { received: false, error: 'The request body could not be read' } };
-const NOT_POST: Reply = { status: 405, body: { received: false, error: 'Method not allowed: webhooks are delivered with POST' }, headers: { allow: 'POST' } };
+const NOT_POST: Reply = {
+  status: 405,
+  body: { received: false, error: 'Method not allowed: webhooks are delivered with POST' },
+  headers: { allow: 'POST' },
+};
 
 function tooLarge(limit: number): Reply {
   return { status: 413, body: { received: false, error: `The webhook body is larger than ${limit} bytes` } };

@@ -3,12 +3,12 @@ import type { PosRecoveryState } from '../core/errors.js';
 import type { Paginator } from '../core/pagination.js';
 import {
   type CreatePosPaymentOptions,
+  chargeWithRecovery,
   type PosOperations,
   type RecoveredPosPayment,
   type RecoveryOptions,
-  type WaitForFinalStatusOptions,
-  chargeWithRecovery,
   resumeRecovery,
+  type WaitForFinalStatusOptions,
   waitForFinalStatus,
 } from '../core/recovery.js';
 import type { Endpoint, RequestOptions, Transport } from '../core/transport.js';

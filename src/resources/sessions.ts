@@ -1,10 +1,7 @@
 import type { APIPromise } from '../core/api-promise.js';
 import type { Paginator } from '../core/pagination.js';
 import type { Endpoint, RequestOptions } from '../core/transport.js';
-import {
-  ModificationsOfPaymentSchema,
-  type ModificationRecord,
-} from '../schemas/modifications.js';
+import { type ModificationRecord, ModificationsOfPaymentSchema } from '../schemas/modifications.js';
 import {
   type CreateSessionParams,
   CreateSessionParamsSchema,

@@ -219,7 +219,8 @@ export class Webhooks {
     const foreign = this.#foreign('paymentReference', reference);
     if (foreign) throw foreign;
     const kind = parseReference(reference)?.kind;
-    const sessionId = settings.sessionId ?? (typeof event.data.sessionId === 'string' && event.data.sessionId !== '' ? event.data.sessionId : undefined);
+    const sessionId =
+      settings.sessionId ?? (typeof event.data.sessionId === 'string' && event.data.sessionId !== '' ? event.data.sessionId : undefined);
     if (kind === 'posPayment') return this.#confirmPos(event, settings);
     if (kind === 'payment' || sessionId !== undefined) return this.#confirmSession(event, sessionId, settings);
     throw new WebhookNotConfirmedError(
@@ -264,18 +265,23 @@ export class Webhooks {
     } catch (error) {
       // A sessionId of another webcode or environment (refused before sending), or one the service does not know.
       if (error instanceof RequestValidationError || (error instanceof ApiError && error.status === 404)) {
-        throw new WebhookNotConfirmedError('not-found', `The session ${sessionId} of payment ${reference} cannot be read: ${error.message}`);
+        throw new WebhookNotConfirmedError(
+          'not-found',
+          `The session ${sessionId} of payment ${reference} cannot be read: ${error.message}`,
+        );
       }
       throw error;
     }
     const differences: Difference[] = [];
     if (session.status !== 'completed') differences.push({ field: 'status', actual: session.status, expected: 'completed' });
-    if (session.paymentReference !== reference) differences.push({ field: 'paymentReference', actual: session.paymentReference, expected: reference });
+    if (session.paymentReference !== reference)
+      differences.push({ field: 'paymentReference', actual: session.paymentReference, expected: reference });
     if (session.paymentStatus !== undefined && session.paymentStatus !== null && session.paymentStatus !== 'AUTHORISED') {
       differences.push({ field: 'paymentStatus', actual: session.paymentStatus, expected: 'AUTHORISED' });
     }
     differences.push(...compare(event.data, session.amount, session.customReference));
-    if (differences.length > 0) throw mismatch(`the authorisation of payment ${reference} (session ${session.sessionId})`, differences, session);
+    if (differences.length > 0)
+      throw mismatch(`the authorisation of payment ${reference} (session ${session.sessionId})`, differences, session);
     return { kind: 'session', event, record: session };
   }
 

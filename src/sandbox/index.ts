@@ -9,16 +9,16 @@
  * ```
  */
 import type { Environment } from '../core/options.js';
-import { type SandboxClock, type TimerHandle, seededRandom, systemClock } from './clock.js';
+import { type SandboxClock, seededRandom, systemClock, type TimerHandle } from './clock.js';
 import { handlePage } from './page.js';
 import { type FileStore, openFileStore } from './persistence.js';
-import { type SandboxState, emptyState } from './records.js';
-import { SANDBOX_BANNER, ServiceFailure, failureBody, invalid, jsonResponse, successBody } from './responses.js';
+import { emptyState, type SandboxState } from './records.js';
+import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, ServiceFailure, successBody } from './responses.js';
 import { type Answer, SandboxService } from './service.js';
 import { jsonObject } from './validation.js';
 import { WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
 
-export { manualClock, seededRandom, systemClock, type ManualClock, type SandboxClock, type TimerHandle } from './clock.js';
+export { type ManualClock, manualClock, type SandboxClock, seededRandom, systemClock, type TimerHandle } from './clock.js';
 export type {
   AttemptRecord,
   IdempotencyRecord,
@@ -117,7 +117,12 @@ interface RouteContext {
 }
 
 const ROUTES: Route[] = [
-  { name: 'createSession', method: 'POST', pattern: /^\/payment\/session$/, run: (s, c) => s.createSession(c.environment, c.body, c.origin) },
+  {
+    name: 'createSession',
+    method: 'POST',
+    pattern: /^\/payment\/session$/,
+    run: (s, c) => s.createSession(c.environment, c.body, c.origin),
+  },
   { name: 'listSessions', method: 'GET', pattern: /^\/payment\/sessions$/, run: (s, c) => s.listSessions(c.environment, c.query) },
   {
     name: 'sessionModifications',
@@ -125,7 +130,12 @@ const ROUTES: Route[] = [
     pattern: /^\/payment\/session\/([^/]+)\/modifications$/,
     run: (s, c) => s.modificationsOf(c.environment, 'session', c.params[0] ?? ''),
   },
-  { name: 'retrieveSession', method: 'GET', pattern: /^\/payment\/session\/([^/]+)$/, run: (s, c) => s.retrieveSession(c.environment, c.params[0] ?? '') },
+  {
+    name: 'retrieveSession',
+    method: 'GET',
+    pattern: /^\/payment\/session\/([^/]+)$/,
+    run: (s, c) => s.retrieveSession(c.environment, c.params[0] ?? ''),
+  },
   { name: 'refund', method: 'POST', pattern: /^\/payment\/refund$/, run: (s, c) => s.modify(c.environment, 'refund', c.body) },
   { name: 'capture', method: 'POST', pattern: /^\/payment\/capture$/, run: (s, c) => s.modify(c.environment, 'capture', c.body) },
   { name: 'cancel', method: 'POST', pattern: /^\/payment\/cancel$/, run: (s, c) => s.modify(c.environment, 'cancel', c.body) },
@@ -177,7 +187,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   };
   const random = seededRandom(options.seed ?? 1);
   const store: FileStore | undefined = options.dataDir ? openFileStore(options.dataDir) : undefined;
-  let state: SandboxState = store?.load() ?? emptyState();
+  const state: SandboxState = store?.load() ?? emptyState();
   const changed = () => store?.save(state);
   const registry = new Map<string, SandboxKey>([
     [keys.test, { key: keys.test, environment: 'test' }],
@@ -213,7 +223,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   let server: { close(): Promise<void>; baseUrl: string } | undefined;
 
   function traceId(): string {
-    return `sbx-${Math.floor(random() * 2 ** 48).toString(16).padStart(12, '0')}`;
+    return `sbx-${Math.floor(random() * 2 ** 48)
+      .toString(16)
+      .padStart(12, '0')}`;
   }
 
   function fail(failure: ServiceFailure): Response {
@@ -234,7 +246,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   async function api(request: Request, url: URL, environment: Environment, rest: string, info: HandleInfo | undefined): Promise<Response> {
     const route = ROUTES.find((candidate) => candidate.pattern.test(rest));
     if (!route) throw new ServiceFailure(404, undefined, `No endpoint at ${url.pathname}`);
-    if (route.method !== request.method) throw new ServiceFailure(405, undefined, `Method ${request.method} not allowed on ${url.pathname}`);
+    if (route.method !== request.method)
+      throw new ServiceFailure(405, undefined, `Method ${request.method} not allowed on ${url.pathname}`);
     const key = authenticate(request, environment, info);
     const text = request.method === 'POST' ? await request.text() : '';
     const body = request.method === 'POST' ? jsonObject(text) : {};
@@ -255,8 +268,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     while (running.has(slot)) await running.get(slot)?.catch(() => undefined);
     const stored = state.idempotency[environment][idempotencyKey];
     if (stored) {
-      if (stored.endpoint !== route.name) throw new ServiceFailure(409, undefined, 'Idempotency key already used for a different endpoint.');
-      if (stored.body !== canonical(body)) throw new ServiceFailure(409, undefined, 'Idempotency key reused with a different request body.');
+      if (stored.endpoint !== route.name)
+        throw new ServiceFailure(409, undefined, 'Idempotency key already used for a different endpoint.');
+      if (stored.body !== canonical(body))
+        throw new ServiceFailure(409, undefined, 'Idempotency key reused with a different request body.');
       return jsonResponse(stored.status, stored.response, { 'idempotent-replayed': 'true' });
     }
     const run = Promise.resolve(route.run(service, context));
@@ -350,7 +365,9 @@ function mswHandlers(baseUrl: () => string, handle: (request: Request) => Promis
     | undefined;
   if (!load) throw new Error('sandbox.handlers needs Node.js 22 or later with msw installed');
   const requireFromHere = load.createRequire(`${(globalThis as { process: { cwd(): string } }).process.cwd()}/`);
-  const { http } = requireFromHere('msw') as { http: { all(path: string, resolver: (input: { request: Request }) => Promise<Response>): unknown } };
+  const { http } = requireFromHere('msw') as {
+    http: { all(path: string, resolver: (input: { request: Request }) => Promise<Response>): unknown };
+  };
   return [http.all(`${baseUrl()}/*`, ({ request }) => handle(request))];
 }
 

@@ -1,4 +1,4 @@
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { HandleInfo } from './index.js';
 
@@ -23,7 +23,9 @@ async function toRequest(message: IncomingMessage, origin: string): Promise<Requ
 
 async function send(response: Response, target: ServerResponse): Promise<void> {
   target.statusCode = response.status;
-  response.headers.forEach((value, name) => target.setHeader(name, value));
+  response.headers.forEach((value, name) => {
+    target.setHeader(name, value);
+  });
   target.end(Buffer.from(await response.arrayBuffer()));
 }
 

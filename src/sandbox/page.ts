@@ -26,7 +26,7 @@ interface FormValues {
   holderName: string;
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
@@ -49,7 +49,7 @@ function layout(title: string, body: string, extraHead = ''): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)}</title>
+<title>${escapeHtml(title)}</title>
 ${extraHead}<style>${STYLE}</style>
 </head>
 <body>
@@ -61,18 +61,25 @@ ${body}
 </html>`;
 }
 
-function field(name: keyof FormValues, label: string, autocomplete: string, values: FormValues, errors: Record<string, string>, extra = ''): string {
+function field(
+  name: keyof FormValues,
+  label: string,
+  autocomplete: string,
+  values: FormValues,
+  errors: Record<string, string>,
+  extra = '',
+): string {
   const errorKey = name === 'expiryMonth' || name === 'expiryYear' ? 'expiry' : name;
   const error = errors[errorKey];
   const describedBy = error ? ` aria-describedby="${errorKey}-error"` : '';
   const value = name === 'cvc' ? '' : values[name];
   return `<label for="${name}">${label}</label>
-<input id="${name}" name="${name}" autocomplete="${autocomplete}" value="${escape(value)}" required${error ? ' aria-invalid="true"' : ''}${describedBy}${extra}>`;
+<input id="${name}" name="${name}" autocomplete="${autocomplete}" value="${escapeHtml(value)}" required${error ? ' aria-invalid="true"' : ''}${describedBy}${extra}>`;
 }
 
 function errorText(key: string, errors: Record<string, string>): string {
   const error = errors[key];
-  return error ? `<p class="error" id="${key}-error">${escape(error)}</p>` : '';
+  return error ? `<p class="error" id="${key}-error">${escapeHtml(error)}</p>` : '';
 }
 
 function formPage(session: SessionRecord, remainingSeconds: number, values: FormValues, errors: Record<string, string>): string {
@@ -83,14 +90,14 @@ function formPage(session: SessionRecord, remainingSeconds: number, values: Form
       : `<div id="summary" role="alert" tabindex="-1"><p><strong>Please correct ${count === 1 ? 'this field' : `these ${count} fields`}:</strong></p><ul>${Object.entries(
           errors,
         )
-          .map(([key, message]) => `<li><a href="#${key === 'expiry' ? 'expiryMonth' : key}">${escape(message)}</a></li>`)
+          .map(([key, message]) => `<li><a href="#${key === 'expiry' ? 'expiryMonth' : key}">${escapeHtml(message)}</a></li>`)
           .join('')}</ul></div>`;
   const minutes = Math.floor(remainingSeconds / 60);
   const seconds = String(remainingSeconds % 60).padStart(2, '0');
   return layout(
     `Pay ${money(session)}`,
-    `<h1>Pay ${escape(money(session))}</h1>
-${session.description ? `<p>${escape(session.description)}</p>` : ''}
+    `<h1>Pay ${escapeHtml(money(session))}</h1>
+${session.description ? `<p>${escapeHtml(session.description)}</p>` : ''}
 <p>Time left to pay: <span id="countdown" role="timer" aria-live="off" data-seconds="${remainingSeconds}">${minutes}:${seconds}</span></p>
 ${summary}
 <form method="post" novalidate>
@@ -109,7 +116,7 @@ ${errorText('cvc', errors)}
 ${field('holderName', 'Cardholder name', 'cc-name', values, errors)}
 ${errorText('holderName', errors)}
 <div class="actions">
-<button class="pay" type="submit" name="action" value="pay">Pay ${escape(money(session))}</button>
+<button class="pay" type="submit" name="action" value="pay">Pay ${escapeHtml(money(session))}</button>
 <button class="cancel" type="submit" name="action" value="cancel" formnovalidate>Cancel payment</button>
 </div>
 </form>
@@ -133,10 +140,10 @@ ${errorText('holderName', errors)}
 function redirectPage(title: string, message: string, target: string, status = 200): Response {
   const html = layout(
     title,
-    `<h1>${escape(title)}</h1>
-<p role="status">${escape(message)} Redirecting you to the shop&hellip;</p>
-<p><a id="continue" href="${escape(target)}">Continue to the shop</a></p>`,
-    `<meta http-equiv="refresh" content="${REDIRECT_SECONDS};url=${escape(target)}">\n`,
+    `<h1>${escapeHtml(title)}</h1>
+<p role="status">${escapeHtml(message)} Redirecting you to the shop&hellip;</p>
+<p><a id="continue" href="${escapeHtml(target)}">Continue to the shop</a></p>`,
+    `<meta http-equiv="refresh" content="${REDIRECT_SECONDS};url=${escapeHtml(target)}">\n`,
   );
   return htmlResponse(status, html, { refresh: `${REDIRECT_SECONDS}; url=${target}` });
 }

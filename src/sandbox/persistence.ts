@@ -1,4 +1,4 @@
-import { type SandboxState, emptyState } from './records.js';
+import { emptyState, type SandboxState } from './records.js';
 
 /** A JSON file holding the sandbox state, replaced atomically on every save. */
 export interface FileStore {

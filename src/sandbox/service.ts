@@ -3,7 +3,7 @@ import { TEST_TERMINALS } from '../testing/index.js';
 import type { SandboxClock } from './clock.js';
 import type { ModificationRecord, PosRecord, SandboxState, SessionRecord, StoredAmount } from './records.js';
 import { recordTimestamp } from './records.js';
-import { ServiceFailure, invalid } from './responses.js';
+import { invalid, ServiceFailure } from './responses.js';
 import {
   amountOf,
   countryCode,
@@ -100,13 +100,17 @@ export class SandboxService {
     for (const record of this.#state.modifications) {
       if (record.status !== 'pending' && record.status !== 'received') continue;
       const owner = this.#state.sessions.find((session) => session.paymentReference === record.paymentReference)?.customReference;
-      const customReference = owner ?? this.#state.posPayments.find((payment) => payment.posPaymentId === record.paymentReference)?.customReference ?? null;
+      const customReference =
+        owner ?? this.#state.posPayments.find((payment) => payment.posPaymentId === record.paymentReference)?.customReference ?? null;
       const delay = Math.max(0, record.requestedAt + this.#context.modificationResolveMs - now);
       this.#context.clock.setTimeout(() => this.#resolve(record, customReference), delay);
     }
     for (const record of this.#state.posPayments) {
       if (record.status !== 'timeout') continue;
-      this.#context.clock.setTimeout(() => this.#completeTimeout(record), Math.max(0, record.createdAt + this.#context.posTimeoutResolveMs - now));
+      this.#context.clock.setTimeout(
+        () => this.#completeTimeout(record),
+        Math.max(0, record.createdAt + this.#context.posTimeoutResolveMs - now),
+      );
     }
   }
 
@@ -186,7 +190,11 @@ export class SandboxService {
     const paid =
       session.paymentReference === null
         ? {}
-        : { paymentReference: session.paymentReference, completedAt: recordTimestamp(session.completedAt ?? 0), paymentStatus: session.paymentStatus };
+        : {
+            paymentReference: session.paymentReference,
+            completedAt: recordTimestamp(session.completedAt ?? 0),
+            paymentStatus: session.paymentStatus,
+          };
     return {
       status: 200,
       data: {
@@ -279,7 +287,13 @@ export class SandboxService {
 
   #payment(environment: Environment, reference: string) {
     const session = this.findSession(environment, (candidate) => candidate.paymentReference === reference);
-    if (session) return { amount: session.amount, isPreAuth: session.isPreAuth, sessionId: session.sessionId, customReference: session.customReference };
+    if (session)
+      return {
+        amount: session.amount,
+        isPreAuth: session.isPreAuth,
+        sessionId: session.sessionId,
+        customReference: session.customReference,
+      };
     const pos = this.#state.posPayments.find((payment) => payment.environment === environment && payment.posPaymentId === reference);
     if (!pos) throw notFound('Payment');
     if (pos.status !== 'success') throw invalid(`Payment ${reference} is not authorised (status ${pos.status})`);
@@ -288,7 +302,8 @@ export class SandboxService {
 
   #modificationsOf(environment: Environment, paymentReference: string): ModificationRecord[] {
     return this.#state.modifications.filter(
-      (modification) => modification.environment === environment && modification.paymentReference === paymentReference && modification.status !== 'failed',
+      (modification) =>
+        modification.environment === environment && modification.paymentReference === paymentReference && modification.status !== 'failed',
     );
   }
 
@@ -306,14 +321,17 @@ export class SandboxService {
 
     if (type === 'refund' || type === 'capture') {
       const given = amountOf(body, false);
-      if (given && given.currency !== payment.amount.currency) throw invalid(`amount.currency must be ${payment.amount.currency}, the payment's currency`);
+      if (given && given.currency !== payment.amount.currency)
+        throw invalid(`amount.currency must be ${payment.amount.currency}, the payment's currency`);
       const base = type === 'capture' ? payment.amount.value : payment.isPreAuth ? captured : payment.amount.value;
       const used = this.#sum(history, type);
       const available = base - used;
       if (type === 'capture' && (!payment.isPreAuth || cancelled)) throw invalid('Only an open pre-authorisation can be captured');
-      if (type === 'refund' && payment.isPreAuth && captured === 0) throw invalid('A pre-authorisation must be captured before it is refunded');
+      if (type === 'refund' && payment.isPreAuth && captured === 0)
+        throw invalid('A pre-authorisation must be captured before it is refunded');
       const value = given?.value ?? available;
-      if (value <= 0 || value > available) throw invalid(`amount.value must be at most ${available}, the ${type === 'refund' ? 'refundable' : 'capturable'} amount`);
+      if (value <= 0 || value > available)
+        throw invalid(`amount.value must be at most ${available}, the ${type === 'refund' ? 'refundable' : 'capturable'} amount`);
       amount = { value, currency: payment.amount.currency };
     } else if (!payment.isPreAuth || cancelled || captured > 0) {
       throw invalid(`Only an open pre-authorisation can be ${type === 'cancel' ? 'cancelled' : 'extended'}`);
@@ -392,7 +410,10 @@ export class SandboxService {
     const records = this.#state.modifications.filter((record) => record.environment === environment && record.sessionId === id);
     return {
       status: 200,
-      data: { modifications: records.map((record) => this.#modificationView(record)), meta: { cursor: null, hasMore: false, total: records.length } },
+      data: {
+        modifications: records.map((record) => this.#modificationView(record)),
+        meta: { cursor: null, hasMore: false, total: records.length },
+      },
     };
   }
 
@@ -401,7 +422,9 @@ export class SandboxService {
     const status = query.get('status');
     const records = this.#state.modifications.filter(
       (record) =>
-        record.environment === environment && (type === null || record.operationType === type) && (status === null || record.status === status),
+        record.environment === environment &&
+        (type === null || record.operationType === type) &&
+        (status === null || record.status === status),
     );
     const { items, meta } = page(records, query);
     return { status: 200, data: { modifications: items.map((record) => this.#modificationView(record)), meta } };
@@ -415,7 +438,13 @@ export class SandboxService {
     const terminals = TEST_TERMINALS.filter((terminal) => sync !== 'true' || terminal.online);
     return {
       status: 200,
-      data: terminals.map((terminal) => ({ poiId: terminal.poiId, status: 'boarded', name: terminal.name, model: terminal.model, ...TERMINAL_TIMESTAMPS })),
+      data: terminals.map((terminal) => ({
+        poiId: terminal.poiId,
+        status: 'boarded',
+        name: terminal.name,
+        model: terminal.model,
+        ...TERMINAL_TIMESTAMPS,
+      })),
     };
   }
 
@@ -458,7 +487,8 @@ export class SandboxService {
         this.#posWebhook(record);
       } else if (ending === 99) {
         record.status = 'timeout';
-        record.errorMessage = 'Terminal did not respond in time; the payment may still be processed asynchronously via webhook (test simulation)';
+        record.errorMessage =
+          'Terminal did not respond in time; the payment may still be processed asynchronously via webhook (test simulation)';
         this.#context.clock.setTimeout(() => this.#completeTimeout(record), this.#context.posTimeoutResolveMs);
       } else {
         this.#succeed(record);

@@ -71,7 +71,10 @@ export function toRecordTimestamp(date: Date): string {
 
 /** A date filter: a `Date` (sent as a UTC record timestamp) or a string sent as given. */
 export const dateFilter = z.union([
-  z.date().refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date').transform(toRecordTimestamp),
+  z
+    .date()
+    .refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date')
+    .transform(toRecordTimestamp),
   z.string().min(1, 'must not be empty'),
 ]);
 

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { Amount, AmountParams, ListMeta, type OpenEnum, cursor, identifier, laterTimestamp, openEnum, take, timestamp } from './common.js';
+import { Amount, AmountParams, cursor, identifier, ListMeta, laterTimestamp, type OpenEnum, openEnum, take, timestamp } from './common.js';
 
 /** Modification types: `refund` is documented as a filter value; the others are the operations' names. */
 export const MODIFICATION_TYPES = ['refund', 'capture', 'cancel', 'extend'] as const;
@@ -101,8 +101,12 @@ export const ModificationsOfPaymentSchema = z.union([
 ]);
 
 export const ListModificationsParamsSchema = z.strictObject({
-  type: openEnum(MODIFICATION_TYPES).refine((value) => value.length > 0, 'must not be empty').optional(),
-  status: openEnum(MODIFICATION_STATUSES).refine((value) => value.length > 0, 'must not be empty').optional(),
+  type: openEnum(MODIFICATION_TYPES)
+    .refine((value) => value.length > 0, 'must not be empty')
+    .optional(),
+  status: openEnum(MODIFICATION_STATUSES)
+    .refine((value) => value.length > 0, 'must not be empty')
+    .optional(),
   take: take.optional(),
   cursor: cursor.optional(),
 });

@@ -2,12 +2,12 @@ import * as z from 'zod';
 import {
   Amount,
   AmountParams,
-  ListMeta,
-  type OpenEnum,
   cursor,
   customReference,
   description,
+  ListMeta,
   laterTimestamp,
+  type OpenEnum,
   openEnum,
   take,
   timestamp,
@@ -42,11 +42,7 @@ function isIsoDateTime(value: string): boolean {
   const [, year, month, day, hour, minute, second = '0'] = match.map(Number);
   const date = new Date(Date.UTC(year ?? 0, (month ?? 1) - 1, day ?? 0));
   return (
-    date.getUTCMonth() === (month ?? 0) - 1 &&
-    date.getUTCDate() === day &&
-    (hour ?? 99) < 24 &&
-    (minute ?? 99) < 60 &&
-    Number(second) < 60
+    date.getUTCMonth() === (month ?? 0) - 1 && date.getUTCDate() === day && (hour ?? 99) < 24 && (minute ?? 99) < 60 && Number(second) < 60
   );
 }
 
@@ -54,7 +50,10 @@ export const CreateSessionParamsSchema = z.strictObject({
   amount: AmountParams,
   urlOk: httpUrl,
   urlKo: httpUrl,
-  countryCode: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code in uppercase, for example ES').optional(),
+  countryCode: z
+    .string()
+    .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code in uppercase, for example ES')
+    .optional(),
   shopperLocale: z
     .string()
     .max(10, 'must be at most 10 characters')
@@ -62,7 +61,10 @@ export const CreateSessionParamsSchema = z.strictObject({
     .optional(),
   deliverAt: z
     .union([
-      z.date().refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date').transform((date) => date.toISOString()),
+      z
+        .date()
+        .refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date')
+        .transform((date) => date.toISOString()),
       z.string().refine(isIsoDateTime, 'must be an ISO 8601 date-time, for example 2026-01-31T10:00:00Z'),
     ])
     .optional(),

@@ -7,6 +7,7 @@ import type { RequestHandler } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  decodeRedirectData,
   IdempotencyConflictError,
   InvalidRequestError,
   PaymentClient,
@@ -14,27 +15,26 @@ import {
   RedirectDataError,
   TerminalBusyError,
   TerminalCommunicationError,
-  decodeRedirectData,
 } from '../../src/index.js';
-import { type ManualClock, type Sandbox, createSandbox, manualClock } from '../../src/sandbox/index.js';
+import { createSandbox, type ManualClock, manualClock, type Sandbox } from '../../src/sandbox/index.js';
 import {
-  ISO_Z,
-  RECORD_TIMESTAMP,
-  type Started,
-  URL_KO,
-  URL_OK,
   clientFor,
   failureOf,
+  ISO_Z,
   openPage,
   paidSession,
+  RECORD_TIMESTAMP,
   raw,
+  type Started,
   sessionParams,
   startSandbox,
   submitForm,
   tick,
+  URL_KO,
+  URL_OK,
 } from './support.js';
 
-const START = Date.UTC(2026, 0, 1); // manualClock's default start
+const _START = Date.UTC(2026, 0, 1); // manualClock's default start
 const EUR = (value: number) => ({ value, currency: 'EUR' as const });
 
 const opened: Sandbox[] = [];
@@ -70,7 +70,10 @@ describe('every endpoint: documented success status and envelope', () => {
 
     const sale = await pay(false);
     ok(await raw(sandbox, 'GET', '/payment/sessions'), 200);
-    ok(await raw(sandbox, 'POST', '/payment/refund', { body: { paymentReference: sale.paymentReference, amount: EUR(100), reason: 'r' } }), 202);
+    ok(
+      await raw(sandbox, 'POST', '/payment/refund', { body: { paymentReference: sale.paymentReference, amount: EUR(100), reason: 'r' } }),
+      202,
+    );
     const preAuth1 = await pay(true);
     ok(await raw(sandbox, 'POST', '/payment/capture', { body: { paymentReference: preAuth1.paymentReference, amount: EUR(100) } }), 202);
     const preAuth2 = await pay(true);
@@ -174,7 +177,9 @@ describe('online payments (Test)', () => {
     expect(session.paymentReference).toMatch(new RegExp(`^${ctx.sandbox.webcode}-PXTT-\\d+$`));
     expect(session.paymentStatus).toBe('AUTHORISED');
     expect(session.completedAt).toMatch(RECORD_TIMESTAMP);
-    expect(session.attempts).toEqual([{ paymentReference: session.paymentReference, status: 'authorised', createdAt: expect.stringMatching(RECORD_TIMESTAMP) }]);
+    expect(session.attempts).toEqual([
+      { paymentReference: session.paymentReference, status: 'authorised', createdAt: expect.stringMatching(RECORD_TIMESTAMP) },
+    ]);
     expect(data).toMatchObject({ paymentReference: session.paymentReference, customReference: 'order-42' });
     const amount = typeof data.amount === 'object' && data.amount !== null ? data.amount.value : data.amount;
     expect(amount).toBe(2599);
@@ -200,24 +205,18 @@ describe('online payments (Test)', () => {
     });
   });
 
-  it.each([
-    'DECLINED',
-    'declined',
-    'CARD_EXPIRED',
-    'INVALID_CARD',
-    'NOT_ENOUGH_BALANCE',
-    'CVC_DECLINED',
-    'Fraud',
-    'ERROR',
-  ])('fails for cardholder %s: redirect to urlKo without data', async (holderName) => {
-    const created = await ctx.test.sessions.create({ ...sessionParams });
-    const answer = await submitForm(created.paymentUrl, { holderName });
-    expect(answer.target).toBe(URL_KO);
-    expect(new URL(answer.target ?? '').searchParams.has('data')).toBe(false);
-    const session = await ctx.test.sessions.retrieve(created.sessionId);
-    expect(session.status).toBe('failed');
-    expect(session.paymentReference ?? undefined).toBeUndefined();
-  });
+  it.each(['DECLINED', 'declined', 'CARD_EXPIRED', 'INVALID_CARD', 'NOT_ENOUGH_BALANCE', 'CVC_DECLINED', 'Fraud', 'ERROR'])(
+    'fails for cardholder %s: redirect to urlKo without data',
+    async (holderName) => {
+      const created = await ctx.test.sessions.create({ ...sessionParams });
+      const answer = await submitForm(created.paymentUrl, { holderName });
+      expect(answer.target).toBe(URL_KO);
+      expect(new URL(answer.target ?? '').searchParams.has('data')).toBe(false);
+      const session = await ctx.test.sessions.retrieve(created.sessionId);
+      expect(session.status).toBe('failed');
+      expect(session.paymentReference ?? undefined).toBeUndefined();
+    },
+  );
 
   it('cancels when the customer cancels: redirect to urlKo', async () => {
     const created = await ctx.test.sessions.create({ ...sessionParams });
@@ -352,9 +351,17 @@ describe('authentication', () => {
   it('answers 403 / 11008 for a key of one environment on the other environment paths', async () => {
     expect11008(await raw(ctx.sandbox, 'GET', '/payment/sessions', { env: 'test', key: ctx.sandbox.keys.live }));
     expect11008(await raw(ctx.sandbox, 'GET', '/payment/sessions', { env: 'live', key: ctx.sandbox.keys.test }));
-    expect11008(await raw(ctx.sandbox, 'POST', '/payment/session', { env: 'live', key: ctx.sandbox.keys.test, body: { ...sessionParams } }));
+    expect11008(
+      await raw(ctx.sandbox, 'POST', '/payment/session', { env: 'live', key: ctx.sandbox.keys.test, body: { ...sessionParams } }),
+    );
     // Through the SDK: a Test key on a Live client.
-    const wrong = new PaymentClient({ apiKey: ctx.sandbox.keys.test, webcode: ctx.sandbox.webcode, baseUrl: ctx.baseUrl, environment: 'live', maxRetries: 0 });
+    const wrong = new PaymentClient({
+      apiKey: ctx.sandbox.keys.test,
+      webcode: ctx.sandbox.webcode,
+      baseUrl: ctx.baseUrl,
+      environment: 'live',
+      maxRetries: 0,
+    });
     const error = await wrong.terminals.list().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(PermissionDeniedError);
     expect((error as PermissionDeniedError).code).toBe(11008);
@@ -436,7 +443,8 @@ describe('validation', () => {
   });
 
   it('answers 12001 for invalid POS parameters', async () => {
-    const pos = (body: Record<string, unknown>) => raw(ctx.sandbox, 'POST', '/pos/payment', { body: { poiId: 'V400m-TEST-000001', amount: EUR(1000), ...body } });
+    const pos = (body: Record<string, unknown>) =>
+      raw(ctx.sandbox, 'POST', '/pos/payment', { body: { poiId: 'V400m-TEST-000001', amount: EUR(1000), ...body } });
     await expectInvalid(pos({ poiId: undefined }), 12001, /poiId/);
     await expectInvalid(pos({ amount: { value: 0, currency: 'EUR' } }), 12001, /amount/);
     await expectInvalid(pos({ amount: { value: -5, currency: 'EUR' } }), 12001, /amount/);
@@ -468,7 +476,14 @@ describe('idempotency', () => {
     // Raw: same body in another key order is the same request (sandbox choice).
     const reordered = await raw(ctx.sandbox, 'POST', '/payment/session', {
       idempotencyKey: 'order-1-try-1',
-      rawBody: JSON.stringify({ urlKo: URL_KO, customReference: 'order-42', description: 'Order 42', urlOk: URL_OK, amount: { currency: 'EUR', value: 2599 }, webcode: ctx.sandbox.webcode }),
+      rawBody: JSON.stringify({
+        urlKo: URL_KO,
+        customReference: 'order-42',
+        description: 'Order 42',
+        urlOk: URL_OK,
+        amount: { currency: 'EUR', value: 2599 },
+        webcode: ctx.sandbox.webcode,
+      }),
     });
     expect(reordered.status).toBe(201);
     expect(reordered.body.data.sessionId).toBe(first.data.sessionId);
@@ -478,10 +493,15 @@ describe('idempotency', () => {
   it('answers 409 with the documented message for the same key and a different body', async () => {
     await ctx.test.sessions.create({ ...sessionParams }, { idempotencyKey: 'k-body' });
     const count = ctx.sandbox.state.sessions.length;
-    const result = await raw(ctx.sandbox, 'POST', '/payment/session', { idempotencyKey: 'k-body', body: { ...sessionParams, amount: EUR(1) } });
+    const result = await raw(ctx.sandbox, 'POST', '/payment/session', {
+      idempotencyKey: 'k-body',
+      body: { ...sessionParams, amount: EUR(1) },
+    });
     expect(result.status).toBe(409);
     expect(failureOf(result)).toMatchObject({ message: 'Idempotency key reused with a different request body.', statusCode: 409 });
-    const error = await ctx.test.sessions.create({ ...sessionParams, description: 'other' }, { idempotencyKey: 'k-body' }).catch((caught: unknown) => caught);
+    const error = await ctx.test.sessions
+      .create({ ...sessionParams, description: 'other' }, { idempotencyKey: 'k-body' })
+      .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(IdempotencyConflictError);
     expect((error as IdempotencyConflictError).reason).toBe('body-mismatch');
     expect(ctx.sandbox.state.sessions).toHaveLength(count);
@@ -525,14 +545,23 @@ describe('idempotency', () => {
     expect(second).toEqual(first);
     expect(ctx.sandbox.state.posPayments).toHaveLength(before + 1);
 
-    const refund1 = await ctx.test.modifications.refund({ paymentReference: first.posPaymentId, amount: EUR(1000) }, { idempotencyKey: 'refund-once' });
-    const refund2 = await ctx.test.modifications.refund({ paymentReference: first.posPaymentId, amount: EUR(1000) }, { idempotencyKey: 'refund-once' });
+    const refund1 = await ctx.test.modifications.refund(
+      { paymentReference: first.posPaymentId, amount: EUR(1000) },
+      { idempotencyKey: 'refund-once' },
+    );
+    const refund2 = await ctx.test.modifications.refund(
+      { paymentReference: first.posPaymentId, amount: EUR(1000) },
+      { idempotencyKey: 'refund-once' },
+    );
     expect(refund2.refundReference).toBe(refund1.refundReference);
     expect(ctx.sandbox.state.modifications.filter((record) => record.paymentReference === first.posPaymentId)).toHaveLength(1);
   });
 
   it('does not store a failed request, so it may be sent again as it was (sandbox choice)', async () => {
-    const bad = await raw(ctx.sandbox, 'POST', '/payment/session', { idempotencyKey: 'k-failed', body: { ...sessionParams, countryCode: 'ZZ' } });
+    const bad = await raw(ctx.sandbox, 'POST', '/payment/session', {
+      idempotencyKey: 'k-failed',
+      body: { ...sessionParams, countryCode: 'ZZ' },
+    });
     expect(bad.status).toBe(400);
     const fixed = await raw(ctx.sandbox, 'POST', '/payment/session', { idempotencyKey: 'k-failed', body: { ...sessionParams } });
     expect(fixed.status).toBe(201);
@@ -594,7 +623,9 @@ describe('POS terminals and payments (Test)', () => {
   });
 
   it('times out for an amount ending in 99: 200, timeout, no pspReference, asynchronous webhook message', async () => {
-    const { data, response } = await ctx.test.pos.createPayment({ poiId: 'S1F2-TEST-000002', amount: EUR(1099) }, { recover: false }).withResponse();
+    const { data, response } = await ctx.test.pos
+      .createPayment({ poiId: 'S1F2-TEST-000002', amount: EUR(1099) }, { recover: false })
+      .withResponse();
     expect(response.status).toBe(200);
     expect(data.status).toBe('timeout');
     expect(data.pspReference ?? undefined).toBeUndefined();
@@ -614,7 +645,10 @@ describe('POS terminals and payments (Test)', () => {
     const error = failureOf(result);
     expect(error.code).toBe(12001);
     expect(error.message).toMatch(/terminal|device not found/i);
-    await expect(ctx.test.pos.createPayment({ poiId: 'X-UNKNOWN-1', amount: EUR(1000) })).rejects.toMatchObject({ name: 'InvalidRequestError', code: 12001 });
+    await expect(ctx.test.pos.createPayment({ poiId: 'X-UNKNOWN-1', amount: EUR(1000) })).rejects.toMatchObject({
+      name: 'InvalidRequestError',
+      code: 12001,
+    });
   });
 
   it('answers 502 / 13004 "Error in POS payment response: Reject" for the offline terminal', async () => {
@@ -658,7 +692,10 @@ describe('POS terminals and payments (Test)', () => {
     const waited = await other.test.pos.waitForFinalStatus(payment.posPaymentId, { pollIntervalMs: 10, maxWaitMs: 1_000 });
     expect(waited.status).toBe('success');
     // Resending with the charge's key returns the stored response, as documented, and charges nothing.
-    const replay = await other.test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: EUR(4599) }, { recover: false, idempotencyKey: key });
+    const replay = await other.test.pos.createPayment(
+      { poiId: 'V400m-TEST-000001', amount: EUR(4599) },
+      { recover: false, idempotencyKey: key },
+    );
     expect(replay).toMatchObject({ posPaymentId: payment.posPaymentId, status: 'timeout' });
     expect(other.sandbox.state.posPayments).toHaveLength(1);
   });
@@ -684,7 +721,9 @@ describe('POS terminals and payments (Test)', () => {
     });
     for (let index = 0; index < 50 && sandbox.state.posPayments.length === 0; index++) await tick();
     expect(sandbox.state.posPayments).toHaveLength(1);
-    const listed = (await (await request(`/pos/payments?webcode=${sandbox.webcode}&status=pending`)).json()) as { data: { meta: { total: number } } };
+    const listed = (await (await request(`/pos/payments?webcode=${sandbox.webcode}&status=pending`)).json()) as {
+      data: { meta: { total: number } };
+    };
     expect(listed.data.meta.total).toBe(1);
     // The terminal is busy meanwhile (sandbox choice).
     const busy = await request('/pos/payment', {
@@ -787,7 +826,8 @@ describe('modifications', () => {
     for (const sessionId of [first.sessionId, second.sessionId]) {
       const records = await ctx.test.sessions.listModifications(sessionId);
       expect(records.length).toBeGreaterThan(0);
-      for (const record of records) expect(record).toMatchObject({ status: 'success', resolvedAt: expect.stringMatching(RECORD_TIMESTAMP) });
+      for (const record of records)
+        expect(record).toMatchObject({ status: 'success', resolvedAt: expect.stringMatching(RECORD_TIMESTAMP) });
     }
     const all = await ctx.test.modifications.list().toArray();
     for (const reference of [capture.data.captureReference, cancel.data.cancelReference]) {
@@ -814,7 +854,9 @@ describe('modifications', () => {
     expect(cancel.status).toBe('received');
 
     const byPos = await ctx.test.pos.listModifications(sale.posPaymentId);
-    expect(byPos).toEqual([expect.objectContaining({ operationReference: refund.refundReference, sessionId: sale.posPaymentId, status: 'pending' })]);
+    expect(byPos).toEqual([
+      expect.objectContaining({ operationReference: refund.refundReference, sessionId: sale.posPaymentId, status: 'pending' }),
+    ]);
     await clock.advance(1_000);
     expect((await ctx.test.pos.listModifications(sale.posPaymentId))[0]?.status).toBe('success');
     expect((await ctx.test.pos.listModifications(preAuth.posPaymentId)).map((record) => [record.operationType, record.status])).toEqual([
@@ -841,15 +883,25 @@ describe('modifications', () => {
   it('refuses what the payment does not allow (sandbox choices)', async () => {
     const paid = await paidSession(ctx.test);
     // Not a pre-authorisation: no capture or cancel.
-    await expect(ctx.test.modifications.capture({ paymentReference: paid.paymentReference })).rejects.toMatchObject({ status: 400, code: 12001 });
-    await expect(ctx.test.modifications.cancel({ paymentReference: paid.paymentReference })).rejects.toMatchObject({ status: 400, code: 12001 });
+    await expect(ctx.test.modifications.capture({ paymentReference: paid.paymentReference })).rejects.toMatchObject({
+      status: 400,
+      code: 12001,
+    });
+    await expect(ctx.test.modifications.cancel({ paymentReference: paid.paymentReference })).rejects.toMatchObject({
+      status: 400,
+      code: 12001,
+    });
     // No more than the amount.
-    await expect(ctx.test.modifications.refund({ paymentReference: paid.paymentReference, amount: EUR(2600) })).rejects.toMatchObject({ status: 400 });
+    await expect(ctx.test.modifications.refund({ paymentReference: paid.paymentReference, amount: EUR(2600) })).rejects.toMatchObject({
+      status: 400,
+    });
     // A pre-authorisation is captured before it is refunded.
     const preAuth = await paidSession(ctx.test, { isPreAuth: true });
     await expect(ctx.test.modifications.refund({ paymentReference: preAuth.paymentReference })).rejects.toMatchObject({ status: 400 });
     // Unknown payment: 404.
-    await expect(ctx.test.modifications.refund({ paymentReference: `${ctx.sandbox.webcode}-PXTT-999999` })).rejects.toMatchObject({ status: 404 });
+    await expect(ctx.test.modifications.refund({ paymentReference: `${ctx.sandbox.webcode}-PXTT-999999` })).rejects.toMatchObject({
+      status: 404,
+    });
     // A failed POS payment is not refundable.
     const failed = await ctx.test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: EUR(1077) });
     await expect(ctx.test.modifications.refund({ paymentReference: failed.posPaymentId })).rejects.toMatchObject({ status: 400 });
@@ -1010,19 +1062,32 @@ describe('library: createSandbox', () => {
       new Request(body.data.paymentUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ cardNumber: '4111111111111111', expiryMonth: '12', expiryYear: '99', cvc: '123', holderName: 'Ann Example', action: 'pay' }),
+        body: new URLSearchParams({
+          cardNumber: '4111111111111111',
+          expiryMonth: '12',
+          expiryYear: '99',
+          cvc: '123',
+          holderName: 'Ann Example',
+          action: 'pay',
+        }),
       }),
     );
     expect(paid.headers.get('refresh')).toMatch(new RegExp(`^1; url=${URL_OK.replace(/[.]/g, '\\.')}\\?data=`));
     expect(sandbox.state.sessions[0]?.status).toBe('completed');
 
-    const allowed = await sandbox.handle(new Request(`${sandbox.baseUrl}/external/v1/test/pos/terminals?webcode=SANDBOX`, { headers: { 'x-api-key': 'sk_ip' } }), {
-      remoteAddress: '10.0.0.7',
-    });
+    const allowed = await sandbox.handle(
+      new Request(`${sandbox.baseUrl}/external/v1/test/pos/terminals?webcode=SANDBOX`, { headers: { 'x-api-key': 'sk_ip' } }),
+      {
+        remoteAddress: '10.0.0.7',
+      },
+    );
     expect(allowed.status).toBe(200);
-    const denied = await sandbox.handle(new Request(`${sandbox.baseUrl}/external/v1/test/pos/terminals?webcode=SANDBOX`, { headers: { 'x-api-key': 'sk_ip' } }), {
-      remoteAddress: '10.0.0.8',
-    });
+    const denied = await sandbox.handle(
+      new Request(`${sandbox.baseUrl}/external/v1/test/pos/terminals?webcode=SANDBOX`, { headers: { 'x-api-key': 'sk_ip' } }),
+      {
+        remoteAddress: '10.0.0.8',
+      },
+    );
     expect(denied.status).toBe(403);
     expect((await sandbox.handle(new Request(`${sandbox.baseUrl}/nothing/here`))).status).toBe(404);
   });

@@ -3,13 +3,13 @@
  * One JSON line on stdout, a banner on stderr, clean exit on SIGINT/SIGTERM, `--data-dir` persistence.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PaymentClient, decodeRedirectData } from '../../src/index.js';
-import { type Receiver, URL_OK, sessionParams, startReceiver, submitForm } from './support.js';
+import { decodeRedirectData, PaymentClient } from '../../src/index.js';
+import { type Receiver, sessionParams, startReceiver, submitForm, URL_OK } from './support.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.cjs');
@@ -102,7 +102,8 @@ const receivers: Receiver[] = [];
 
 beforeAll(() => {
   // `npm test` builds before vitest; build here only when run on its own.
-  if (!existsSync(CLI)) execFileSync(process.execPath, [join(ROOT, 'node_modules/tsup/dist/cli-default.js')], { cwd: ROOT, stdio: 'ignore' });
+  if (!existsSync(CLI))
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/tsup/dist/cli-default.js')], { cwd: ROOT, stdio: 'ignore' });
 }, 60_000);
 
 afterAll(async () => {

@@ -1,7 +1,7 @@
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PaymentClient, RedirectDataError, decodeRedirectData } from '../../src/index.js';
-import { type ManualClock, type Sandbox, createSandbox, manualClock } from '../../src/sandbox/index.js';
+import { decodeRedirectData, PaymentClient, RedirectDataError } from '../../src/index.js';
+import { createSandbox, type ManualClock, manualClock, type Sandbox } from '../../src/sandbox/index.js';
 import {
   TEST_CARDHOLDER_NAMES,
   TEST_CARDS,
@@ -9,7 +9,7 @@ import {
   type TestCard,
   type TestCardholderName,
 } from '../../src/testing/index.js';
-import { type ShopReceiver, describeInBrowser, launchChromium, startShop } from '../support/browser.js';
+import { describeInBrowser, launchChromium, type ShopReceiver, startShop } from '../support/browser.js';
 
 /**
  * The sandbox's hosted payment page, driven in Debian's headless Chromium the way a customer would:
@@ -83,7 +83,7 @@ describeInBrowser('hosted payment page in a real browser', () => {
       });
       await context.addInitScript(() => {
         document.addEventListener('DOMContentLoaded', () => {
-          (window as unknown as { recordDocument(text: string): void }).recordDocument(document.body.innerText);
+          (window as unknown as { recordDocument(text: string): void }).recordDocument(document.body.textContent);
         });
       });
       const page = await context.newPage();
@@ -176,7 +176,10 @@ describeInBrowser('hosted payment page in a real browser', () => {
         expect(inputs.map((input) => input.name).sort()).toEqual(['cardNumber', 'cvc', 'expiryMonth', 'expiryYear', 'holderName']);
         for (const input of inputs) {
           expect(input.labels.length, input.name).toBeGreaterThan(0);
-          expect(input.labels.every((text) => text.length > 0), input.name).toBe(true);
+          expect(
+            input.labels.every((text) => text.length > 0),
+            input.name,
+          ).toBe(true);
         }
         expect(await payButton(page).textContent()).toContain('25.99 EUR');
         expect(await payButton(page).isEnabled()).toBe(true);
@@ -248,41 +251,76 @@ describeInBrowser('hosted payment page in a real browser', () => {
     });
 
     const invalidForms = [
-      { problem: 'a card number failing the Luhn check', card: TEST_CARDS.visa, override: { number: '4111111111111112' }, name: TEST_SUCCESS_CARDHOLDER, field: 'Card number', message: /not valid/i, marked: 1 },
-      { problem: 'a 3-digit CVC on an Amex card', card: TEST_CARDS.amex, override: { cvc: '123' }, name: TEST_SUCCESS_CARDHOLDER, field: /security code|cvc/i, message: /4-digit/i, marked: 1 },
-      { problem: 'an expired date', card: TEST_CARDS.mastercard, override: { expiryMonth: '01', expiryYear: '20' }, name: TEST_SUCCESS_CARDHOLDER, field: /month/i, message: /expired/i, marked: 2 },
-      { problem: 'a 2-letter cardholder name', card: TEST_CARDS.visa, override: {}, name: 'Jo', field: 'Cardholder name', message: /at least 3/i, marked: 1 },
+      {
+        problem: 'a card number failing the Luhn check',
+        card: TEST_CARDS.visa,
+        override: { number: '4111111111111112' },
+        name: TEST_SUCCESS_CARDHOLDER,
+        field: 'Card number',
+        message: /not valid/i,
+        marked: 1,
+      },
+      {
+        problem: 'a 3-digit CVC on an Amex card',
+        card: TEST_CARDS.amex,
+        override: { cvc: '123' },
+        name: TEST_SUCCESS_CARDHOLDER,
+        field: /security code|cvc/i,
+        message: /4-digit/i,
+        marked: 1,
+      },
+      {
+        problem: 'an expired date',
+        card: TEST_CARDS.mastercard,
+        override: { expiryMonth: '01', expiryYear: '20' },
+        name: TEST_SUCCESS_CARDHOLDER,
+        field: /month/i,
+        message: /expired/i,
+        marked: 2,
+      },
+      {
+        problem: 'a 2-letter cardholder name',
+        card: TEST_CARDS.visa,
+        override: {},
+        name: 'Jo',
+        field: 'Cardholder name',
+        message: /at least 3/i,
+        marked: 1,
+      },
     ];
 
-    it.each(invalidForms)('$problem keeps the customer on the page with the error shown', async ({ card, override, name, field, message, marked }) => {
-      const order = await checkout();
-      await onPage(order.paymentUrl, async (page) => {
-        await fillCard(page, card, name, override);
-        await payButton(page).click();
+    it.each(invalidForms)(
+      '$problem keeps the customer on the page with the error shown',
+      async ({ card, override, name, field, message, marked }) => {
+        const order = await checkout();
+        await onPage(order.paymentUrl, async (page) => {
+          await fillCard(page, card, name, override);
+          await payButton(page).click();
 
-        // The form comes back with an error summary (role=alert, focused) and the field's own message.
-        const summary = page.getByRole('alert');
-        expect(await summary.textContent()).toMatch(message);
-        expect(await summary.evaluate((node) => node === document.activeElement)).toBe(true);
-        expect(new URL(page.url()).pathname).toBe(new URL(order.paymentUrl).pathname);
+          // The form comes back with an error summary (role=alert, focused) and the field's own message.
+          const summary = page.getByRole('alert');
+          expect(await summary.textContent()).toMatch(message);
+          expect(await summary.evaluate((node) => node === document.activeElement)).toBe(true);
+          expect(new URL(page.url()).pathname).toBe(new URL(order.paymentUrl).pathname);
 
-        const input = page.getByLabel(field);
-        expect(await input.getAttribute('aria-invalid')).toBe('true');
-        const describedBy = await input.getAttribute('aria-describedby');
-        expect(describedBy).toBeTruthy();
-        expect(await page.locator(`[id="${describedBy}"]`).textContent()).toMatch(message);
-        // Only the wrong field is marked (month and year together for the expiry date).
-        expect(await page.locator('[aria-invalid="true"]').count()).toBe(marked);
+          const input = page.getByLabel(field);
+          expect(await input.getAttribute('aria-invalid')).toBe('true');
+          const describedBy = await input.getAttribute('aria-describedby');
+          expect(describedBy).toBeTruthy();
+          expect(await page.locator(`[id="${describedBy}"]`).textContent()).toMatch(message);
+          // Only the wrong field is marked (month and year together for the expiry date).
+          expect(await page.locator('[aria-invalid="true"]').count()).toBe(marked);
 
-        // What the customer typed is kept, except the security code.
-        expect(await page.getByLabel('Card number').inputValue()).toBe(override.number ?? card.number);
-        expect(await page.getByLabel('Cardholder name').inputValue()).toBe(name);
-        expect(await page.getByLabel(/security code|cvc/i).inputValue()).toBe('');
-      });
-      expect((await client.sessions.retrieve(order.sessionId)).status).toBe('pending');
-      expect(shop.hitsOn(order.okPath)).toHaveLength(0);
-      expect(shop.hitsOn(order.koPath)).toHaveLength(0);
-    });
+          // What the customer typed is kept, except the security code.
+          expect(await page.getByLabel('Card number').inputValue()).toBe(override.number ?? card.number);
+          expect(await page.getByLabel('Cardholder name').inputValue()).toBe(name);
+          expect(await page.getByLabel(/security code|cvc/i).inputValue()).toBe('');
+        });
+        expect((await client.sessions.retrieve(order.sessionId)).status).toBe('pending');
+        expect(shop.hitsOn(order.okPath)).toHaveLength(0);
+        expect(shop.hitsOn(order.koPath)).toHaveLength(0);
+      },
+    );
 
     it('after validation errors the customer corrects the fields and pays with an Amex card (4-digit CVC)', async () => {
       const order = await checkout();
@@ -315,7 +353,12 @@ describeInBrowser('hosted payment page in a real browser', () => {
     });
 
     it('the Live page /pay-external/<token> takes a payment and signs data with the Live client secret', async () => {
-      const live = new PaymentClient({ apiKey: sandbox.keys.live, webcode: sandbox.webcode, baseUrl: sandbox.baseUrl, environment: 'live' });
+      const live = new PaymentClient({
+        apiKey: sandbox.keys.live,
+        webcode: sandbox.webcode,
+        baseUrl: sandbox.baseUrl,
+        environment: 'live',
+      });
       const order = await checkout(live);
       expect(new URL(order.paymentUrl).pathname).toMatch(/^\/pay-external\/[^/]+$/);
       let token = '';

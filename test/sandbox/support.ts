@@ -3,10 +3,10 @@
  * requests for what the SDK refuses client-side, the payment form posted without a browser, and a
  * webhook receiver that can fail its first deliveries. Network: 127.0.0.1 only.
  */
-import { type IncomingHttpHeaders, createServer } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PaymentClient } from '../../src/index.js';
-import { type Sandbox, type SandboxOptions, createSandbox } from '../../src/sandbox/index.js';
+import { createSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { TEST_CARDS } from '../../src/testing/index.js';
 
 /** `YYYY-MM-DD HH:MM:SS`, the documented record timestamp format. */
@@ -33,7 +33,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Starte
   return { sandbox, baseUrl, test: clientFor(sandbox, 'test'), live: clientFor(sandbox, 'live') };
 }
 
-export function clientFor(sandbox: Sandbox, environment: 'test' | 'live', extra: { apiKey?: string; webcode?: string } = {}): PaymentClient {
+export function clientFor(
+  sandbox: Sandbox,
+  environment: 'test' | 'live',
+  extra: { apiKey?: string; webcode?: string } = {},
+): PaymentClient {
   return new PaymentClient({
     apiKey: extra.apiKey ?? sandbox.keys[environment],
     webcode: extra.webcode ?? sandbox.webcode,
@@ -98,7 +102,7 @@ export async function raw(
 /** Asserts nothing; returns the failure envelope's `error` after checking its documented shape. */
 export function failureOf(result: RawResult): { message: string; code?: number; statusCode: number; traceId: string } {
   const { body } = result;
-  if (!body || body.success !== false || typeof body.error !== 'object') {
+  if (body?.success !== false || typeof body.error !== 'object') {
     throw new Error(`Expected a failure envelope, got ${result.status} ${JSON.stringify(body)}`);
   }
   return body.error;
@@ -137,10 +141,7 @@ export const GOOD_CARD: CardForm = {
 };
 
 /** Posts the hosted form to `paymentUrl`, as a browser would. */
-export async function submitForm(
-  paymentUrl: string,
-  fields: Partial<CardForm> & { action?: 'pay' | 'cancel' } = {},
-): Promise<FormAnswer> {
+export async function submitForm(paymentUrl: string, fields: Partial<CardForm> & { action?: 'pay' | 'cancel' } = {}): Promise<FormAnswer> {
   const form = new URLSearchParams({ ...GOOD_CARD, action: 'pay', ...fields });
   const response = await fetch(paymentUrl, {
     method: 'POST',
@@ -173,7 +174,12 @@ export async function paidSession(
   if (!answer.target?.startsWith(URL_OK)) throw new Error(`Payment did not succeed: ${answer.status} ${answer.target}`);
   const retrieved = await client.sessions.retrieve(session.sessionId);
   if (!retrieved.paymentReference) throw new Error('No paymentReference after payment');
-  return { sessionId: session.sessionId, paymentReference: retrieved.paymentReference, paymentUrl: session.paymentUrl, target: answer.target };
+  return {
+    sessionId: session.sessionId,
+    paymentReference: retrieved.paymentReference,
+    paymentUrl: session.paymentUrl,
+    target: answer.target,
+  };
 }
 
 export interface Received {

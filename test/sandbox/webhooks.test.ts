@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Sandbox, WebhookDelivery } from '../../src/sandbox/index.js';
 import { manualClock } from '../../src/sandbox/index.js';
-import { type Receiver, type Started, paidSession, sessionParams, startReceiver, startSandbox, submitForm } from './support.js';
+import { paidSession, type Receiver, type Started, sessionParams, startReceiver, startSandbox, submitForm } from './support.js';
 
 const START = Date.UTC(2026, 0, 1);
 const EUR = (value: number) => ({ value, currency: 'EUR' as const });
@@ -184,7 +184,11 @@ describe('webhook events', () => {
     const paid = await paidSession(ctx.test);
     await hook.waitFor(1);
     const began = Date.now();
-    const refund = await ctx.test.modifications.refund({ paymentReference: paid.paymentReference, amount: EUR(500), reason: 'Damaged item' });
+    const refund = await ctx.test.modifications.refund({
+      paymentReference: paid.paymentReference,
+      amount: EUR(500),
+      reason: 'Damaged item',
+    });
     const [, event] = await hook.waitFor(2, 2_000);
     expect(Date.now() - began).toBeLessThan(1_000);
     expect(event?.json).toEqual({
@@ -228,7 +232,12 @@ describe('webhook events', () => {
       await ctx.sandbox.webhooksSettled();
     };
 
-    const sale = await ctx.test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: EUR(1200), customReference: 'pos-1', description: 'Bar' });
+    const sale = await ctx.test.pos.createPayment({
+      poiId: 'V400m-TEST-000001',
+      amount: EUR(1200),
+      customReference: 'pos-1',
+      description: 'Bar',
+    });
     await flush();
     expect(hook.accepted().map((item) => item.json)).toEqual([
       {
@@ -244,7 +253,10 @@ describe('webhook events', () => {
         }),
       },
     ]);
-    expect(await ctx.test.webhooks.confirm(hook.accepted()[0]?.json)).toMatchObject({ kind: 'posPayment', record: { posPaymentId: sale.posPaymentId } });
+    expect(await ctx.test.webhooks.confirm(hook.accepted()[0]?.json)).toMatchObject({
+      kind: 'posPayment',
+      record: { posPaymentId: sale.posPaymentId },
+    });
 
     // A declined Test POS payment also produces a simulated webhook.
     const declined = await ctx.test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: EUR(1077) });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { type Server, createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type Browser, chromium } from 'playwright-core';
 import { describe, it } from 'vitest';
@@ -78,7 +78,9 @@ export async function startShop(): Promise<ShopReceiver> {
     hits.push(new URL(request.url ?? '/', baseUrl));
     const outcome = url.pathname.startsWith('/ok') ? 'Thank you for your order' : 'Your payment was not completed';
     response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' });
-    response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title></head><body><h1>${outcome}</h1></body></html>`);
+    response.end(
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Shop</title></head><body><h1>${outcome}</h1></body></html>`,
+    );
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,4 +1,4 @@
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
@@ -201,7 +201,12 @@ export class FaultServer {
       case 'POST /payment/refund':
         return [
           202,
-          { refundReference: `SHOP1-RFXT-${this.#sequence}`, paymentReference: input.paymentReference, amount: input.amount, status: 'pending' },
+          {
+            refundReference: `SHOP1-RFXT-${this.#sequence}`,
+            paymentReference: input.paymentReference,
+            amount: input.amount,
+            status: 'pending',
+          },
         ];
       case 'POST /pos/payment':
         return [200, this.#charge(input, now)];
