@@ -66,6 +66,11 @@ export interface ClientOptions {
   logger?: Logger | undefined;
   /** Check responses against the schemas. Default `true`. */
   validateResponses?: boolean | undefined;
+  /**
+   * Allow a client in a web browser. Off by default, because the API key would be readable by
+   * anyone who opens the page: call the service from your backend instead.
+   */
+  dangerouslyAllowBrowser?: boolean | undefined;
 }
 
 /** Options after defaults and environment variables are applied and every value is checked. */
@@ -145,8 +150,20 @@ function resolveBaseUrl(raw: string, environment: Environment): string {
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
+/** True in a web page (a window with a document), false in Node, Deno, Bun and workers. */
+function inBrowser(): boolean {
+  const scope = globalThis as { window?: { document?: unknown }; document?: unknown };
+  return typeof scope.window === 'object' && scope.window !== null && typeof scope.document === 'object' && scope.document !== null;
+}
+
 /** Applies environment variables and defaults, and checks every option. Throws {@link ConfigurationError}. */
 export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
+  if (inBrowser() && options.dangerouslyAllowBrowser !== true) {
+    throw new ConfigurationError(
+      'dangerouslyAllowBrowser',
+      'PaymentClient refuses to run in a browser, where the API key would be exposed to anyone: call the service from your backend, or pass dangerouslyAllowBrowser: true if you accept the risk',
+    );
+  }
   const apiKey = requireString('apiKey', options.apiKey ?? readEnv(ENV.apiKey), ENV.apiKey);
   // A key with control characters or spaces would be rejected by fetch with a message that quotes it.
   if (!/^[\x21-\x7e]+$/.test(apiKey)) {
