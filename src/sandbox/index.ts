@@ -26,6 +26,7 @@ export type {
   PosRecord as SandboxPosPayment,
   SandboxState,
   SessionRecord as SandboxSession,
+  StoredAmount,
   WebhookDelivery,
 } from './records.js';
 export type { WebhookRetryOptions } from './webhooks.js';

@@ -127,7 +127,7 @@ export type RefundAcknowledgement = z.infer<typeof RefundAcknowledgementSchema>;
 export type CaptureAcknowledgement = z.infer<typeof CaptureAcknowledgementSchema>;
 /** Acknowledgement of a cancel (`status` `received`). */
 export type CancelAcknowledgement = z.infer<typeof CancelAcknowledgementSchema>;
-/** Acknowledgement of an extend; see {@link ExtendAcknowledgementSchema} for the accepted shapes. */
+/** Acknowledgement of an extend: an object shaped like the other acknowledgements (every field optional), or `{}` when the service sends no data. */
 export type ExtendAcknowledgement = z.output<typeof ExtendAcknowledgementSchema>;
 /** One modification (refund, capture, cancel) of a payment. */
 export type ModificationRecord = z.infer<typeof ModificationRecordSchema>;
