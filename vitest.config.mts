@@ -1,6 +1,17 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
 export default defineConfig({
+  // Examples import the package by name, as users do: point those names at the sources.
+  resolve: {
+    alias: [
+      { find: /^payment-service-sdk\/sandbox$/, replacement: src('sandbox/index.ts') },
+      { find: /^payment-service-sdk\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^payment-service-sdk$/, replacement: src('index.ts') },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 15_000,
