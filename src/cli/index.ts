@@ -83,6 +83,12 @@ async function sandbox(args: string[]): Promise<void> {
     posDelayMs: values['pos-delay-ms'] === undefined ? undefined : delay(values['pos-delay-ms']),
     dataDir: values['data-dir'],
   });
+  // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
+  const stop = () => {
+    void instance.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
   const { baseUrl } = await instance.listen({ port: integer('port', values.port, 0, 65_535), host: values.host });
   process.stdout.write(
     `${JSON.stringify({ baseUrl, webcode: instance.webcode, keys: instance.keys, clientSecrets: instance.clientSecrets })}\n`,
@@ -99,11 +105,6 @@ async function sandbox(args: string[]): Promise<void> {
       '',
     ].join('\n'),
   );
-  const stop = () => {
-    void instance.close().then(() => process.exit(0));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
 }
 
 async function main(argv: string[]): Promise<void> {
