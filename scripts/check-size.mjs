@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+/**
+ * Size budget of the root entry (`payment-service-sdk`), minified and gzipped with its dependencies
+ * bundled, as an app bundler would ship it; and a guard that the `sandbox`, `testing` and `cli`
+ * subpaths never end up in it. Needs dist/ built (`npm run check:size` builds first).
+ *
+ * The root is bundled from dist/index.mjs with esbuild (`splitting: true`), so code behind a dynamic
+ * `import()` (jose, in decodeRedirectData) lands in a lazy chunk: the budget is on the initial load
+ * (the entry chunk plus the chunks it imports statically), and a second budget on everything.
+ */
+import { readFile } from 'node:fs/promises';
+import { relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+
+/** Budgets in bytes (1 kB = 1000 B), min+gzip. Measured size + ~5%: lower them as the bundle shrinks. */
+const BUDGET_INITIAL = 56_500;
+const BUDGET_TOTAL = 77_000;
+
+/** Text that exists only in a subpath: none of it may appear in the root bundle. */
+const SUBPATH_MARKERS = {
+  sandbox: ['pay-external-test', 'x-payment-sandbox', 'not the real payment service'],
+  testing: ['Jane Tester', '4111111111111111', 'declined, insufficient balance'],
+  cli: ['Usage: payment-service-sdk', 'Press Ctrl+C to stop'],
+};
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const kB = (bytes) => `${(bytes / 1000).toFixed(2)} kB`;
+const gzip = (bytes) => gzipSync(bytes).length;
+const problems = [];
+
+// 1. The root's sources import nothing from the subpaths' sources (deps left out: only our files).
+const sources = await build({
+  absWorkingDir: repo,
+  entryPoints: ['src/index.ts'],
+  bundle: true,
+  write: false,
+  format: 'esm',
+  platform: 'neutral',
+  packages: 'external',
+  metafile: true,
+  logLevel: 'silent',
+});
+const sourceInputs = Object.keys(sources.metafile.inputs);
+const leakedSources = sourceInputs.filter((path) => /^src\/(sandbox|testing|cli)\//.test(path));
+for (const path of leakedSources) problems.push(`src/index.ts imports ${path}`);
+
+// 2. The root bundle, dependencies included, split at dynamic imports.
+const bundle = await build({
+  absWorkingDir: repo,
+  entryPoints: { index: 'dist/index.mjs' },
+  bundle: true,
+  minify: true,
+  format: 'esm',
+  // The dist entry is platform-neutral and imports no Node built-ins; 'browser' resolves the
+  // dependencies' browser/worker-friendly builds, as an edge or browser bundle would (Node's
+  // conditions give the same bytes today).
+  platform: 'browser',
+  splitting: true,
+  outdir: 'size-check-out', // not written: write is false
+  write: false,
+  metafile: true,
+  logLevel: 'warning',
+});
+const files = new Map(bundle.outputFiles.map((file) => [relative(repo, file.path), file.contents]));
+const outputs = Object.entries(bundle.metafile.outputs).filter(([path]) => path.endsWith('.js'));
+const entry = outputs.find(([, output]) => output.entryPoint === 'dist/index.mjs')?.[0];
+
+/** The entry chunk and every chunk it reaches through static imports. */
+const initial = new Set();
+const visit = (path) => {
+  if (initial.has(path)) return;
+  initial.add(path);
+  for (const imported of bundle.metafile.outputs[path].imports) if (imported.kind === 'import-statement') visit(imported.path);
+};
+visit(entry);
+
+/** What an output holds, by package: minified bytes before gzip, largest first. */
+function packagesOf(output) {
+  const byPackage = new Map();
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+    const name = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input)?.[1] ?? 'payment-service-sdk';
+    if (bytesInOutput > 0) byPackage.set(name, (byPackage.get(name) ?? 0) + bytesInOutput);
+  }
+  return new Map([...byPackage].sort((a, b) => b[1] - a[1]));
+}
+
+const rows = outputs.map(([path, output]) => {
+  const bytes = files.get(path);
+  const packages = packagesOf(output);
+  const contents = [...packages].map(([name, size]) => `${name} ${kB(size)}`).join(', ') || '(glue)';
+  return { path, load: initial.has(path) ? 'initial' : 'lazy', min: bytes.length, gz: gzip(bytes), packages, contents };
+});
+const initialGz = rows.filter((row) => row.load === 'initial').reduce((sum, row) => sum + row.gz, 0);
+const totalGz = rows.reduce((sum, row) => sum + row.gz, 0);
+const initialMin = rows.filter((row) => row.load === 'initial').reduce((sum, row) => sum + row.min, 0);
+const totalMin = rows.reduce((sum, row) => sum + row.min, 0);
+
+// 3. No subpath code in any chunk of the root; each marker must exist in its own subpath's build,
+// or the search proves nothing.
+const rootText = rows.map((row) => new TextDecoder().decode(files.get(row.path))).join('\n');
+const subpathText = {};
+for (const name of Object.keys(SUBPATH_MARKERS))
+  subpathText[name] = await readFile(new URL(`../dist/${name}.mjs`, import.meta.url), 'utf8');
+for (const [name, markers] of Object.entries(SUBPATH_MARKERS)) {
+  for (const marker of markers) {
+    if (!subpathText[name].includes(marker)) problems.push(`marker '${marker}' is not in dist/${name}.mjs: update SUBPATH_MARKERS`);
+    if (rootText.includes(marker)) problems.push(`the root bundle contains '${marker}' from the ${name} subpath`);
+  }
+}
+const bundleInputs = Object.keys(bundle.metafile.inputs);
+for (const path of bundleInputs.filter((input) => /^dist\/(sandbox|testing|cli)\./.test(input) || input.includes('/msw/'))) {
+  problems.push(`the root bundle includes ${path}`);
+}
+const joseChunks = rows.filter((row) => row.packages.has('jose'));
+
+console.log('Root entry (payment-service-sdk), esbuild bundle with dependencies, minified, gzip (level 6):\n');
+console.log(`${'chunk'.padEnd(32)} ${'load'.padEnd(8)} ${'min'.padStart(10)} ${'min+gz'.padStart(10)}  contents (minified)`);
+for (const row of rows) {
+  console.log(
+    `${row.path.replace(/^size-check-out\//, '').padEnd(32)} ${row.load.padEnd(8)} ${kB(row.min).padStart(10)} ${kB(row.gz).padStart(10)}  ${row.contents}`,
+  );
+}
+console.log(`${'initial load'.padEnd(41)} ${kB(initialMin).padStart(10)} ${kB(initialGz).padStart(10)}  budget ${kB(BUDGET_INITIAL)}`);
+console.log(`${'total'.padEnd(41)} ${kB(totalMin).padStart(10)} ${kB(totalGz).padStart(10)}  budget ${kB(BUDGET_TOTAL)}`);
+const joseWhere = joseChunks.map((row) => `${row.load} chunk ${row.path.replace(/^size-check-out\//, '')} (${kB(row.gz)} min+gz)`);
+console.log(
+  `\njose: ${joseWhere.join(', ') || 'not bundled'}${joseChunks.every((row) => row.load === 'lazy') ? ", loaded on first use by decodeRedirectData's dynamic import: not in the initial load" : ''}`,
+);
+console.log(
+  `subpaths: ${leakedSources.length === 0 ? 'src/index.ts reaches no src/sandbox, src/testing or src/cli file' : 'LEAK in the sources'}` +
+    ` (${sourceInputs.length} source files); ${Object.values(SUBPATH_MARKERS).flat().length} subpath markers searched in the bundle`,
+);
+
+if (initialGz > BUDGET_INITIAL) problems.push(`initial load ${kB(initialGz)} is over its budget of ${kB(BUDGET_INITIAL)}`);
+if (totalGz > BUDGET_TOTAL) problems.push(`total ${kB(totalGz)} is over its budget of ${kB(BUDGET_TOTAL)}`);
+if (problems.length > 0) {
+  console.log(`\ncheck-size: FAIL\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+  process.exitCode = 1;
+} else {
+  console.log(
+    `\ncheck-size: PASS (initial ${kB(initialGz)} <= ${kB(BUDGET_INITIAL)}, total ${kB(totalGz)} <= ${kB(BUDGET_TOTAL)}, no subpath code)`,
+  );
+}

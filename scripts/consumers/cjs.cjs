@@ -1,0 +1,50 @@
+// CommonJS consumer of the packed package, run by scripts/check-package.mjs from a clean install.
+const assert = require('node:assert/strict');
+const { decodeRedirectData, PaymentClient, RedirectDataError, TerminalBusyError, VERSION } = require('payment-service-sdk');
+const { createSandbox } = require('payment-service-sdk/sandbox');
+const { posTestAmount, TEST_TERMINALS } = require('payment-service-sdk/testing');
+
+const b64url = (bytes) => Buffer.from(bytes).toString('base64url');
+
+/** An HS256 JWT made with WebCrypto, so the consumer needs no JOSE library of its own. */
+async function hs256(payload, secret) {
+  const signingInput = `${b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }))}.${b64url(JSON.stringify(payload))}`;
+  const key = await crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  return `${signingInput}.${b64url(await crypto.subtle.sign('HMAC', key, new TextEncoder().encode(signingInput)))}`;
+}
+
+async function main() {
+  assert.match(VERSION, /^\d+\.\d+\.\d+/);
+  const sandbox = createSandbox({ posDelayMs: 0 });
+  const { baseUrl } = await sandbox.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const client = new PaymentClient({ apiKey: sandbox.keys.test, webcode: sandbox.webcode, baseUrl, environment: 'test', maxRetries: 0 });
+    const terminals = await client.terminals.list({ syncFromProvider: true });
+    assert.ok(terminals.length > 0, 'terminals.list returned no terminal');
+    const poiId = terminals[0]?.poiId ?? TEST_TERMINALS[0].poiId;
+
+    const payment = await client.pos.createPayment({ poiId, amount: { value: posTestAmount('success', 1_500), currency: 'EUR' } });
+    assert.equal(payment.status, 'success');
+    await assert.rejects(
+      client.pos.createPayment({ poiId, amount: { value: posTestAmount('busy', 1_500), currency: 'EUR' } }),
+      TerminalBusyError,
+    );
+
+    const token = await hs256({ paymentReference: 'PAY-1', amount: 1_500, currency: 'EUR' }, sandbox.clientSecrets.test);
+    const data = await decodeRedirectData(token, sandbox.clientSecrets.test);
+    assert.equal(data.paymentReference, 'PAY-1');
+    await assert.rejects(
+      decodeRedirectData(token, 'another-secret'),
+      (error) => error instanceof RedirectDataError && error.reason === 'signature',
+    );
+
+    console.log(JSON.stringify({ consumer: 'cjs', terminals: terminals.length, pos: payment.status }));
+  } finally {
+    await sandbox.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,71 @@
+// TypeScript consumer of the packed package, compiled by scripts/check-package.mjs under several
+// module settings (see the ts-* folders next to this one), then run. It must compile as ESM and as
+// CommonJS, so it has no top-level await.
+import {
+  type ClientOptions,
+  decodeRedirectData,
+  PaymentClient,
+  type PosPayment,
+  RedirectDataError,
+  type RedirectDataErrorReason,
+  type Terminal,
+  VERSION,
+} from 'payment-service-sdk';
+import { createSandbox, type Sandbox, type SandboxOptions } from 'payment-service-sdk/sandbox';
+import { type PosTestOutcome, posTestAmount, TEST_CARDS, TEST_TERMINALS, type TestCard } from 'payment-service-sdk/testing';
+
+/** A JWS with a well-formed HS256 header and a wrong signature: decoding loads jose, then refuses it. */
+const FORGED_TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJwYXltZW50UmVmZXJlbmNlIjoiUEFZLTEifQ.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+// Compile-time checks: an unused @ts-expect-error fails the build, so these prove the types are
+// real (not `any`) in every module mode.
+export function typeChecks(client: PaymentClient): void {
+  // @ts-expect-error the amount is `{ value, currency }`, not a number
+  void client.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: 1_500 });
+  // @ts-expect-error not a POS test outcome
+  posTestAmount('maybe');
+  // @ts-expect-error posDelayMs is a number or [min, max]
+  const bad: SandboxOptions = { posDelayMs: 'fast' };
+  void bad;
+}
+
+async function main(): Promise<string> {
+  const options: SandboxOptions = { posDelayMs: 0 };
+  const sandbox: Sandbox = createSandbox(options);
+  const { baseUrl } = await sandbox.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const clientOptions: ClientOptions = { apiKey: sandbox.keys.test, webcode: sandbox.webcode, baseUrl, environment: 'test' };
+    const client = new PaymentClient(clientOptions);
+    const terminals = await client.terminals.list({ syncFromProvider: true });
+    const first: Terminal | undefined = terminals[0];
+    const poiId: string = first?.poiId ?? TEST_TERMINALS[0].poiId;
+    const outcome: PosTestOutcome = 'success';
+    const payment: PosPayment = await client.pos.createPayment({
+      poiId,
+      amount: { value: posTestAmount(outcome, 1_500), currency: 'EUR' },
+    });
+    if (payment.status !== 'success') throw new Error(`POS charge: ${payment.status}`);
+
+    let reason: RedirectDataErrorReason | undefined;
+    try {
+      await decodeRedirectData(FORGED_TOKEN, sandbox.clientSecrets.test);
+    } catch (error) {
+      if (!(error instanceof RedirectDataError)) throw error;
+      reason = error.reason;
+    }
+    if (reason !== 'signature') throw new Error(`forged redirect data: ${String(reason)}`);
+
+    const card: TestCard = TEST_CARDS.visa;
+    return JSON.stringify({ version: VERSION, terminals: terminals.length, pos: payment.status, card: card.brand });
+  } finally {
+    await sandbox.close();
+  }
+}
+
+main().then(
+  (line) => console.log(line),
+  (error: unknown) => {
+    console.error(error);
+    throw error;
+  },
+);
