@@ -1,7 +1,7 @@
 /**
- * Every namespace of the client in one place, type-checked by `npm test`. Run it against a
- * service (or, from issue 5 on, the bundled sandbox) with the PAYMENT_SERVICE_* variables set:
- *   npx tsx examples/usage.ts
+ * Every namespace of the client in one place, type-checked by `npm test`. `tour()` takes any
+ * client: one from PAYMENT_SERVICE_* variables (the default), or one of a sandbox
+ * (see examples/setup.ts).
  */
 import {
   ErrorCode,
