@@ -14,6 +14,7 @@ import {
   TerminalBusyError,
 } from 'payment-service-sdk';
 
+/** Calls each namespace once; resolves when every call succeeded. */
 export async function tour(client: PaymentClient = new PaymentClient()): Promise<void> {
   const session = await client.sessions.create({
     amount: { value: 2599, currency: 'EUR' },
@@ -33,7 +34,18 @@ export async function tour(client: PaymentClient = new PaymentClient()): Promise
     try {
       const payment = await client.pos.createPayment({ poiId: terminal.poiId, amount: { value: 1500, currency: 'EUR' } });
       console.log('POS', payment.posPaymentId, payment.status);
-      await client.modifications.refund({ paymentReference: payment.posPaymentId, amount: { value: 500, currency: 'EUR' } });
+      // .withResponse() shows the HTTP exchange and the Idempotency-Key the call sent.
+      const {
+        data: refund,
+        response,
+        idempotencyKey,
+      } = await client.modifications
+        .refund(
+          { paymentReference: payment.posPaymentId, amount: { value: 500, currency: 'EUR' } },
+          { idempotencyKey: `refund-${payment.posPaymentId}` },
+        )
+        .withResponse();
+      console.log('refund', refund.refundReference, response.status, idempotencyKey);
       console.log(await client.pos.listModifications(payment.posPaymentId));
     } catch (error) {
       if (error instanceof TerminalBusyError) console.log('terminal busy, nothing charged');
@@ -50,9 +62,4 @@ export async function tour(client: PaymentClient = new PaymentClient()): Promise
   console.log(page.total, 'sessions');
   const refunds = await client.modifications.list({ type: 'refund' }).toArray({ max: 500 });
   console.log(refunds.length, 'refunds');
-
-  const { response, idempotencyKey } = await client.modifications
-    .cancel({ paymentReference: 'SHOP1-PXTT-1' }, { idempotencyKey: 'order-1042-cancel-1' })
-    .withResponse();
-  console.log(response.status, idempotencyKey);
 }

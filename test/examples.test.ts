@@ -7,6 +7,7 @@ import { POST, received } from '../examples/nextjs-route.ts';
 import { chargeAtTerminal } from '../examples/pos-recovery.ts';
 import { reconcile } from '../examples/reconciliation.ts';
 import { connect, type Setup } from '../examples/setup.ts';
+import { tour } from '../examples/usage.ts';
 import type { WebhookEvent } from '../src/index.js';
 import { posTestAmount, TEST_CARDS, TEST_SUCCESS_CARDHOLDER } from '../src/testing/index.js';
 
@@ -175,5 +176,23 @@ describe('examples/reconciliation.ts', () => {
     expect(lines.filter((line) => line.startsWith('payment,'))).toHaveLength(2);
     expect(lines.filter((line) => line.startsWith('refund,'))).toHaveLength(1);
     expect(csv).toMatch(/refund,\S+-RFXT-\d+,\S+-PXTT-\d+,300,EUR,/);
+  });
+});
+
+describe('examples/usage.ts', () => {
+  it('tours every namespace against a sandbox', async () => {
+    const setup = await sandboxed({ modificationResolveMs: 0 });
+    const log = console.log;
+    console.log = () => {};
+    try {
+      await tour(setup.client);
+    } finally {
+      console.log = log;
+    }
+    expect(setup.sandbox?.state.sessions).toHaveLength(1);
+    expect(setup.sandbox?.state.modifications.map((modification) => modification.operationType)).toEqual(['refund']);
+    expect(Object.keys(setup.sandbox?.state.idempotency.test ?? {})).toContain(
+      `refund-${setup.sandbox?.state.posPayments[0]?.posPaymentId}`,
+    );
   });
 });
