@@ -9,6 +9,6 @@ export default defineConfig({
   sourcemap: true,
   target: 'node22',
   platform: 'neutral',
-  splitting: false,
+  splitting: true,
   treeshake: true,
 });

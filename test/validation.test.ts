@@ -134,6 +134,20 @@ describe('sessions.create: documented rules are enforced before sending', () => 
   });
 
   it.each([
+    ['a missing amount', without(validSession, 'amount'), 'amount', 'is required'],
+    ['a string currency value', { ...validSession, amount: { value: 1050, currency: 7 } }, 'amount.currency', 'must be one of EUR, GBP, USD'],
+    ['a number as description', { ...validSession, description: 42 }, 'description', 'must be a string'],
+    ['a non-boolean isPreAuth', { ...validSession, isPreAuth: 'yes' }, 'isPreAuth', 'must be a boolean'],
+    ['an invalid Date deliverAt', { ...validSession, deliverAt: new Date('nope') }, 'deliverAt', 'must be a valid Date'],
+    ['a number as deliverAt', { ...validSession, deliverAt: 17 }, 'deliverAt', 'must be a date or a string'],
+    ['a free-text deliverAt', { ...validSession, deliverAt: 'tomorrow' }, 'deliverAt', 'must be an ISO 8601 date-time'],
+    ['an unknown key', { ...validSession, urlOK: 'https://typo.example' }, 'urlOK', 'is not a known field'],
+  ])('says what is wrong with %s', async (_label, params, path, message) => {
+    const error = await expectRejected(() => create(params)(client()), [path]);
+    expect(error.issues.find((issue) => issue.path === path)?.message).toContain(message);
+  });
+
+  it.each([
     ['webcode at the top level', { ...validSession, webcode: 'OTHER' }, 'webcode'],
     ['an unknown top-level key', { ...validSession, urlOK: 'https://typo.example' }, 'urlOK'],
     ['an unknown key inside amount', { ...validSession, amount: { ...amount, cents: true } }, 'cents'],

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import {
   ApiError,
   type ApiErrorDetails,
@@ -20,17 +20,59 @@ import { parseRetryAfter } from './retry.js';
 const FailureEnvelope = z.object({
   success: z.literal(false),
   error: z.looseObject({
-    message: z.string().optional(),
-    code: z.number().int().optional(),
-    statusCode: z.number().int().optional(),
-    traceId: z.string().optional(),
+    message: z.optional(z.string()),
+    code: z.optional(z.number()),
+    statusCode: z.optional(z.number()),
+    traceId: z.optional(z.string()),
   }),
 });
 
 type Failure = z.infer<typeof FailureEnvelope>['error'];
 
+const article = (noun: string) => (/^[aeiou]/.test(noun) ? `an ${noun}` : `a ${noun}`);
+
+/**
+ * Messages for the issues a schema does not word itself. zod/mini ships no locale (that is much
+ * of its size), and these read as the end of "`field` ...", like the schemas' own messages.
+ */
+function issueMessage(issue: z.core.$ZodRawIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input instanceof Date) return 'must be a valid Date';
+      return issue.input === undefined ? 'is required' : `must be ${article(issue.expected)}`;
+    case 'invalid_value':
+      return `must be ${issue.values.length === 1 ? '' : 'one of '}${issue.values.map((value) => JSON.stringify(value)).join(', ')}`;
+    case 'too_small':
+      return `must be at least ${issue.minimum}${issue.origin === 'string' ? ' characters' : ''}`;
+    case 'too_big':
+      return `must be at most ${issue.maximum}${issue.origin === 'string' ? ' characters' : ''}`;
+    case 'invalid_format':
+      return `must be a valid ${issue.format}`;
+    case 'invalid_union': {
+      // The branch of the right type says what is wrong; if none, list the types accepted.
+      if (issue.input instanceof Date) return 'must be a valid Date';
+      const branches = issue.errors.map((issues) => issues[0]);
+      const typed = branches.find((first) => first && !(first.code === 'invalid_type' && first.path.length === 0));
+      if (typed && typed.path.length === 0) return typed.message;
+      const types = branches.flatMap((first) => (first?.code === 'invalid_type' ? [article(first.expected)] : []));
+      return types.length === branches.length ? `must be ${types.join(' or ')}` : 'does not match any accepted form';
+    }
+    case 'unrecognized_keys':
+      return 'is not a known field';
+    default:
+      return 'is invalid';
+  }
+}
+
+const PARSE_CONTEXT = { error: issueMessage };
+
+/** Checks `data` against `schema`, with the SDK's wording for issues the schema does not word. */
+export function parseWith<T>(schema: z.core.$ZodType<T>, data: unknown): z.core.util.SafeParseResult<T> {
+  return z.safeParse(schema, data, PARSE_CONTEXT);
+}
+
 /** Converts zod issues to the SDK's `{ path, message }` form. */
-export function toIssues(error: z.ZodError): ValidationIssue[] {
+export function toIssues(error: z.core.$ZodError): ValidationIssue[] {
   return error.issues.flatMap((issue) => {
     const path = issue.path.join('.');
     // One issue per unknown key, each at its own path, so callers can find the field.
@@ -86,7 +128,7 @@ function toApiError(status: number, failure: Failure | undefined, details: ApiEr
 export function interpretResponse<T>(
   response: Response,
   text: string,
-  schema: z.ZodType<T>,
+  schema: z.core.$ZodType<T>,
   validate: boolean,
   context: RequestContext,
 ): T {
@@ -94,7 +136,7 @@ export function interpretResponse<T>(
   const envelope = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
 
   if (envelope?.success === false || !response.ok) {
-    const failure = FailureEnvelope.safeParse(body);
+    const failure = parseWith(FailureEnvelope, body);
     const error = failure.success ? failure.data.error : undefined;
     // A 2xx carrying a failure envelope takes its status from the envelope.
     const status = response.ok ? (error?.statusCode ?? 500) : response.status;
@@ -116,7 +158,7 @@ export function interpretResponse<T>(
     });
   }
   if (!validate) return envelope.data as T;
-  const parsed = schema.safeParse(envelope.data);
+  const parsed = parseWith(schema, envelope.data);
   if (!parsed.success) {
     throw new ResponseValidationError('The service answered data the SDK cannot rely on', {
       body: text,

@@ -1,6 +1,6 @@
 import ky, { isNetworkError, type KyInstance } from 'ky';
 import pRetry from 'p-retry';
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { referenceProblem } from '../helpers/references.js';
 import type { ListMeta } from '../schemas/common.js';
 import { VERSION } from '../version.js';
@@ -16,7 +16,7 @@ import {
 import { newIdempotencyKey } from './idempotency.js';
 import { type Logger, MAX_TIMER_MS, type ResolvedOptions } from './options.js';
 import { type Paginator, paginate } from './pagination.js';
-import { interpretResponse, toIssues } from './response.js';
+import { interpretResponse, parseWith, toIssues } from './response.js';
 import { isRetryable, isStaleSocket, RetryBudget, type RetryClass, retryDelay, sleep } from './retry.js';
 
 /** Options every method takes as its last argument. */
@@ -39,9 +39,9 @@ export interface Endpoint<Params, Result> {
   /** Path after `/external/v1` (or `/external/v1/test`), with `{name}` placeholders for path parameters. */
   path: string;
   /** Checks the caller's params and turns them into wire fields (query for GET, body for POST). */
-  params?: z.ZodType<object, Params>;
+  params?: z.core.$ZodType<object, Params>;
   /** Checks the success envelope's `data`. */
-  response: z.ZodType<Result>;
+  response: z.core.$ZodType<Result>;
   /** Retry class; default `read` for GET and `write` for POST. */
   retryClass?: RetryClass;
   /** Uses the client's long `posTimeout` instead of `timeout` (the service may take 240 s). */
@@ -248,7 +248,7 @@ export class Transport {
 
     let fields: object = {};
     if (endpoint.params) {
-      const parsed = endpoint.params.safeParse(input.params ?? {});
+      const parsed = parseWith(endpoint.params, input.params ?? {});
       if (parsed.success) fields = parsed.data;
       else issues.push(...toIssues(parsed.error));
     }

@@ -5,6 +5,7 @@ import {
   type RedirectMismatch,
   RedirectMismatchError,
 } from '../core/errors.js';
+import { parseWith } from '../core/response.js';
 import { type RedirectData, RedirectDataSchema } from '../schemas/redirect.js';
 
 /** JWS algorithms accepted for a signed `data` token (HMAC with the client secret). */
@@ -113,7 +114,7 @@ export async function decodeRedirectData(
   if (segments.length !== 3 && segments.length !== 5) fail('malformed', `${segments.length} segments`);
   const header = headerOf(segments[0] ?? '');
   const allowed = new Set<string>(options.algorithms ?? [...REDIRECT_SIGNING_ALGORITHMS, ...REDIRECT_ENCRYPTIONS]);
-  const jose = await import('jose');
+  const jose = await import('./jose.js');
   const claims = {
     ...(options.clockTolerance === undefined ? {} : { clockTolerance: options.clockTolerance }),
     ...(options.currentDate === undefined ? {} : { currentDate: options.currentDate }),
@@ -141,7 +142,7 @@ export async function decodeRedirectData(
     if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') fail(claim === 'nbf' ? 'not-before' : 'malformed', `claim ${String(claim)}`);
     fail((typeof code === 'string' && JOSE_REASONS[code]) || 'malformed');
   }
-  const parsed = RedirectDataSchema.safeParse(payload);
+  const parsed = parseWith(RedirectDataSchema, payload);
   if (!parsed.success) fail('malformed', `unexpected claim ${parsed.error.issues[0]?.path.join('.')}`);
   return parsed.data;
 }

@@ -1,4 +1,6 @@
+import type * as z from 'zod/mini';
 import { ConfigurationError, WebhookParseError } from '../core/errors.js';
+import { parseWith } from '../core/response.js';
 import {
   type AuthorisationEvent,
   AuthorisationEventSchema,
@@ -144,9 +146,10 @@ function parse(body: unknown): WebhookEvent {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     malformed(`The ${code} webhook's data must be a JSON object, not ${describe(data)}`);
   }
-  const schema = code === 'AUTHORISATION' ? AuthorisationEventSchema : code === 'REFUND' ? RefundEventSchema : undefined;
+  const schema: z.core.$ZodType<AuthorisationEvent | RefundEvent> | undefined =
+    code === 'AUTHORISATION' ? AuthorisationEventSchema : code === 'REFUND' ? RefundEventSchema : undefined;
   if (!schema) return event as UnknownWebhookEvent;
-  const parsed = schema.safeParse(event);
+  const parsed = parseWith(schema, event);
   if (!parsed.success) malformed(`Malformed ${code} webhook: ${issuesOf(parsed.error)}`);
   return parsed.data;
 }

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 
 /**
  * A string enum that also accepts values the SDK does not know yet: the reference leaves many
@@ -6,8 +6,8 @@ import * as z from 'zod';
  */
 export type OpenEnum<Known extends string> = Known | (string & {});
 
-export function openEnum<const Known extends string>(_known: readonly Known[]): z.ZodType<OpenEnum<Known>> {
-  return z.string() as z.ZodType<OpenEnum<Known>>;
+export function openEnum<const Known extends string>(_known: readonly Known[]): z.ZodMiniType<OpenEnum<Known>> {
+  return z.string() as z.ZodMiniType<OpenEnum<Known>>;
 }
 
 /** Accepted currencies, ISO 4217. */
@@ -17,7 +17,7 @@ export type Currency = (typeof CURRENCIES)[number];
 
 /** Counts user-perceived characters as code points, the way the service's limits read. */
 function maxChars(limit: number) {
-  return z.string().refine((value) => [...value].length <= limit, `must be at most ${limit} characters`);
+  return z.string().check(z.refine((value) => [...value].length <= limit, `must be at most ${limit} characters`));
 }
 
 export const description = maxChars(255);
@@ -26,9 +26,11 @@ export const customReference = maxChars(100);
 /** A positive integer number of cents. */
 export const amountValue = z
   .number({ error: 'must be a number of cents' })
-  .int('must be an integer number of cents')
-  .positive('must be greater than 0')
-  .max(Number.MAX_SAFE_INTEGER, 'is too large');
+  .check(
+    z.refine(Number.isInteger, { error: 'must be an integer number of cents', abort: true }),
+    z.positive('must be greater than 0'),
+    z.lte(Number.MAX_SAFE_INTEGER, 'is too large'),
+  );
 
 /** An amount as sent in a request. */
 export const AmountParams = z.strictObject({
@@ -36,46 +38,55 @@ export const AmountParams = z.strictObject({
   currency: z.enum(CURRENCIES, { error: 'must be one of EUR, GBP, USD (uppercase)' }),
 });
 
+/** An integer, as the service's counts and cents are. */
+export const integer = z.number().check(z.refine(Number.isSafeInteger, 'must be an integer'));
+
 /** An amount as the service returns it: integer cents, currency kept open. */
 export const Amount = z.looseObject({
-  value: z.number().int(),
+  value: integer,
   currency: openEnum(CURRENCIES),
 });
 
 /** Page size of a listing: 1 to 100. */
-export const take = z.number().int('must be an integer').min(1, 'must be at least 1').max(100, 'must be at most 100');
+export const take = z
+  .number()
+  .check(
+    z.refine(Number.isInteger, { error: 'must be an integer', abort: true }),
+    z.gte(1, 'must be at least 1'),
+    z.lte(100, 'must be at most 100'),
+  );
 
 /** A cursor from the previous page's `meta.cursor`. */
-export const cursor = z.string().min(1, 'must not be empty');
+export const cursor = z.string().check(z.minLength(1, 'must not be empty'));
 
 /** A non-empty identifier string. */
-export const identifier = z.string({ error: 'must be a string' }).min(1, 'must not be empty');
+export const identifier = z.string({ error: 'must be a string' }).check(z.minLength(1, 'must not be empty'));
 
 /** Listing metadata. */
 export const ListMeta = z.looseObject({
-  cursor: z.string().nullable(),
+  cursor: z.nullable(z.string()),
   hasMore: z.boolean(),
-  total: z.number().int(),
+  total: integer,
 });
 
 /** A record timestamp (`YYYY-MM-DD HH:MM:SS`) or any string the service sends instead. */
 export const timestamp = z.string();
 
 /** A timestamp that is absent until something happens (completion, resolution). */
-export const laterTimestamp = z.string().nullish();
+export const laterTimestamp = z.nullish(z.string());
 
 /** Formats a `Date` as a record timestamp, `YYYY-MM-DD HH:MM:SS` in UTC. */
 export function toRecordTimestamp(date: Date): string {
   return date.toISOString().slice(0, 19).replace('T', ' ');
 }
 
+/** A `Date` that names an instant (not `new Date('nonsense')`). */
+export const validDate = z.date().check(z.refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date'));
+
 /** A date filter: a `Date` (sent as a UTC record timestamp) or a string sent as given. */
 export const dateFilter = z.union([
-  z
-    .date()
-    .refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date')
-    .transform(toRecordTimestamp),
-  z.string().min(1, 'must not be empty'),
+  z.pipe(validDate, z.transform(toRecordTimestamp)),
+  z.string().check(z.minLength(1, 'must not be empty')),
 ]);
 
 export type Amount = z.infer<typeof Amount>;

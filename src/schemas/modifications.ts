@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { Amount, AmountParams, cursor, identifier, ListMeta, laterTimestamp, type OpenEnum, openEnum, take, timestamp } from './common.js';
 
 /** Modification types: `refund` is documented as a filter value; the others are the operations' names. */
@@ -15,13 +15,13 @@ const paymentReference = identifier;
 
 export const RefundParamsSchema = z.strictObject({
   paymentReference,
-  amount: AmountParams.optional(),
-  reason: z.string().optional(),
+  amount: z.optional(AmountParams),
+  reason: z.optional(z.string()),
 });
 
 export const CaptureParamsSchema = z.strictObject({
   paymentReference,
-  amount: AmountParams.optional(),
+  amount: z.optional(AmountParams),
 });
 
 export const CancelParamsSchema = z.strictObject({
@@ -31,58 +31,59 @@ export const CancelParamsSchema = z.strictObject({
 /** The reference does not show the extend body: `paymentReference` is checked and other fields pass through. */
 export const ExtendParamsSchema = z.looseObject({
   paymentReference,
-  webcode: z.never({ error: 'is added by the client from its options; do not pass it' }).optional(),
+  webcode: z.optional(z.never({ error: 'is added by the client from its options; do not pass it' })),
 });
 
 export const RefundAcknowledgementSchema = z.looseObject({
   refundReference: z.string(),
-  paymentReference: z.string().nullish(),
-  amount: Amount.nullish(),
+  paymentReference: z.nullish(z.string()),
+  amount: z.nullish(Amount),
   status: openEnum(MODIFICATION_STATUSES),
-  createdAt: timestamp.nullish(),
+  createdAt: z.nullish(timestamp),
 });
 
 export const CaptureAcknowledgementSchema = z.looseObject({
   captureReference: z.string(),
-  paymentReference: z.string().nullish(),
-  amount: Amount.nullish(),
+  paymentReference: z.nullish(z.string()),
+  amount: z.nullish(Amount),
   status: openEnum(MODIFICATION_STATUSES),
-  createdAt: timestamp.nullish(),
+  createdAt: z.nullish(timestamp),
 });
 
 export const CancelAcknowledgementSchema = z.looseObject({
   cancelReference: z.string(),
-  paymentReference: z.string().nullish(),
+  paymentReference: z.nullish(z.string()),
   status: openEnum(MODIFICATION_STATUSES),
-  createdAt: timestamp.nullish(),
+  createdAt: z.nullish(timestamp),
 });
 
 const ExtendAcknowledgementObject = z.looseObject({
-  extendReference: z.string().nullish(),
-  paymentReference: z.string().nullish(),
-  status: openEnum(MODIFICATION_STATUSES).nullish(),
-  createdAt: timestamp.nullish(),
+  extendReference: z.nullish(z.string()),
+  paymentReference: z.nullish(z.string()),
+  status: z.nullish(openEnum(MODIFICATION_STATUSES)),
+  createdAt: z.nullish(timestamp),
 });
 
 /**
  * The reference does not show the extend response. Accepted: an acknowledgement object shaped like
  * the other modifications' (every field optional, unknown fields kept), or no data at all, read as `{}`.
  */
-export const ExtendAcknowledgementSchema = ExtendAcknowledgementObject.nullish().transform(
-  (value): z.infer<typeof ExtendAcknowledgementObject> => value ?? {},
+export const ExtendAcknowledgementSchema = z.pipe(
+  z.nullish(ExtendAcknowledgementObject),
+  z.transform((value): z.infer<typeof ExtendAcknowledgementObject> => value ?? {}),
 );
 
 export const ModificationRecordSchema = z.looseObject({
   operationReference: z.string(),
   operationType: openEnum(MODIFICATION_TYPES),
-  paymentReference: z.string().nullish(),
-  sessionId: z.string().nullish(),
+  paymentReference: z.nullish(z.string()),
+  sessionId: z.nullish(z.string()),
   status: openEnum(MODIFICATION_STATUSES),
-  requestedAt: timestamp.nullish(),
-  createdAt: timestamp.nullish(),
+  requestedAt: z.nullish(timestamp),
+  createdAt: z.nullish(timestamp),
   resolvedAt: laterTimestamp,
-  amount: Amount.nullish(),
-  reason: z.string().nullish(),
+  amount: z.nullish(Amount),
+  reason: z.nullish(z.string()),
 });
 
 export const ModificationListSchema = z.looseObject({
@@ -97,18 +98,17 @@ export const ModificationListSchema = z.looseObject({
  */
 export const ModificationsOfPaymentSchema = z.union([
   z.array(ModificationRecordSchema),
-  z.looseObject({ modifications: z.array(ModificationRecordSchema) }).transform((value) => value.modifications),
+  z.pipe(
+    z.looseObject({ modifications: z.array(ModificationRecordSchema) }),
+    z.transform((value) => value.modifications),
+  ),
 ]);
 
 export const ListModificationsParamsSchema = z.strictObject({
-  type: openEnum(MODIFICATION_TYPES)
-    .refine((value) => value.length > 0, 'must not be empty')
-    .optional(),
-  status: openEnum(MODIFICATION_STATUSES)
-    .refine((value) => value.length > 0, 'must not be empty')
-    .optional(),
-  take: take.optional(),
-  cursor: cursor.optional(),
+  type: z.optional(openEnum(MODIFICATION_TYPES).check(z.minLength(1, 'must not be empty'))),
+  status: z.optional(openEnum(MODIFICATION_STATUSES).check(z.minLength(1, 'must not be empty'))),
+  take: z.optional(take),
+  cursor: z.optional(cursor),
 });
 
 /** Parameters of `modifications.refund`. Whether `amount` may be left out for a full refund is not documented. */

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import {
   Amount,
   AmountParams,
@@ -22,41 +22,42 @@ export type PosPaymentStatus = OpenEnum<(typeof POS_PAYMENT_STATUSES)[number]>;
 export const CreatePosPaymentParamsSchema = z.strictObject({
   poiId: identifier,
   amount: AmountParams,
-  description: description.optional(),
-  customReference: customReference.optional(),
-  isPreAuth: z.boolean().optional(),
+  description: z.optional(description),
+  customReference: z.optional(customReference),
+  isPreAuth: z.optional(z.boolean()),
 });
 
 /** A POS payment record. `paymentReference` equals `posPaymentId`. */
 export const PosPaymentSchema = z.looseObject({
   posPaymentId: z.string(),
-  paymentReference: z.string().nullish(),
-  poiId: z.string().nullish(),
+  paymentReference: z.nullish(z.string()),
+  poiId: z.nullish(z.string()),
   amount: Amount,
   status: openEnum(POS_PAYMENT_STATUSES),
-  isPreAuth: z.boolean().nullish(),
-  pspReference: z.string().nullish(),
-  errorMessage: z.string().nullish(),
-  description: z.string().nullish(),
-  customReference: z.string().nullish(),
-  createdAt: timestamp.nullish(),
+  isPreAuth: z.nullish(z.boolean()),
+  pspReference: z.nullish(z.string()),
+  errorMessage: z.nullish(z.string()),
+  description: z.nullish(z.string()),
+  customReference: z.nullish(z.string()),
+  createdAt: z.nullish(timestamp),
 });
 
 /** `pos.list` takes camelCase names and sends the service's wire names. */
-export const ListPosPaymentsParamsSchema = z
-  .strictObject({
-    status: z.enum(POS_PAYMENT_STATUSES, { error: `must be one of ${POS_PAYMENT_STATUSES.join(', ')}` }).optional(),
-    createdAtStart: dateFilter.optional(),
-    createdAtEnd: dateFilter.optional(),
-    cursor: cursor.optional(),
-    take: take.optional(),
-    order: z.enum(['asc', 'desc'], { error: 'must be asc or desc' }).optional(),
-  })
-  .transform(({ createdAtStart, createdAtEnd, ...rest }) => ({
+export const ListPosPaymentsParamsSchema = z.pipe(
+  z.strictObject({
+    status: z.optional(z.enum(POS_PAYMENT_STATUSES, { error: `must be one of ${POS_PAYMENT_STATUSES.join(', ')}` })),
+    createdAtStart: z.optional(dateFilter),
+    createdAtEnd: z.optional(dateFilter),
+    cursor: z.optional(cursor),
+    take: z.optional(take),
+    order: z.optional(z.enum(['asc', 'desc'], { error: 'must be asc or desc' })),
+  }),
+  z.transform(({ createdAtStart, createdAtEnd, ...rest }) => ({
     ...rest,
     ...(createdAtStart === undefined ? {} : { created_at_start: createdAtStart }),
     ...(createdAtEnd === undefined ? {} : { created_at_end: createdAtEnd }),
-  }));
+  })),
+);
 
 export const PosPaymentListSchema = z.looseObject({
   posPayments: z.array(PosPaymentSchema),

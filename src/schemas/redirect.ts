@@ -1,5 +1,5 @@
-import * as z from 'zod';
-import { Amount } from './common.js';
+import * as z from 'zod/mini';
+import { Amount, integer } from './common.js';
 
 /**
  * The payload of the `data` JWT on `urlOk`. The reference names its content (reference, amount,
@@ -7,19 +7,19 @@ import { Amount } from './common.js';
  * every claim is optional, and unknown claims are kept.
  */
 export const RedirectDataSchema = z.looseObject({
-  paymentReference: z.string().nullish(),
-  sessionId: z.string().nullish(),
+  paymentReference: z.nullish(z.string()),
+  sessionId: z.nullish(z.string()),
   /** Integer cents, or an amount object `{ value, currency }`. */
-  amount: z.union([z.number().int(), Amount]).nullish(),
-  currency: z.string().nullish(),
-  status: z.string().nullish(),
-  paymentStatus: z.string().nullish(),
-  customReference: z.string().nullish(),
-  description: z.string().nullish(),
-  webcode: z.string().nullish(),
-  iat: z.number().nullish(),
-  exp: z.number().nullish(),
-  nbf: z.number().nullish(),
+  amount: z.nullish(z.union([integer, Amount])),
+  currency: z.nullish(z.string()),
+  status: z.nullish(z.string()),
+  paymentStatus: z.nullish(z.string()),
+  customReference: z.nullish(z.string()),
+  description: z.nullish(z.string()),
+  webcode: z.nullish(z.string()),
+  iat: z.nullish(z.number()),
+  exp: z.nullish(z.number()),
+  nbf: z.nullish(z.number()),
 });
 
 /** The decoded `data` of a redirect to `urlOk`. */

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import {
   Amount,
   AmountParams,
@@ -11,6 +11,7 @@ import {
   openEnum,
   take,
   timestamp,
+  validDate,
 } from './common.js';
 
 /** Documented session statuses. */
@@ -50,27 +51,27 @@ export const CreateSessionParamsSchema = z.strictObject({
   amount: AmountParams,
   urlOk: httpUrl,
   urlKo: httpUrl,
-  countryCode: z
-    .string()
-    .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code in uppercase, for example ES')
-    .optional(),
-  shopperLocale: z
-    .string()
-    .max(10, 'must be at most 10 characters')
-    .refine(isBcp47, 'must be a BCP-47 language tag, for example es-ES')
-    .optional(),
-  deliverAt: z
-    .union([
-      z
-        .date()
-        .refine((date) => !Number.isNaN(date.getTime()), 'must be a valid Date')
-        .transform((date) => date.toISOString()),
-      z.string().refine(isIsoDateTime, 'must be an ISO 8601 date-time, for example 2026-01-31T10:00:00Z'),
-    ])
-    .optional(),
-  description: description.optional(),
-  customReference: customReference.optional(),
-  isPreAuth: z.boolean().optional(),
+  countryCode: z.optional(z.string().check(z.regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code in uppercase, for example ES'))),
+  shopperLocale: z.optional(
+    z
+      .string()
+      .check(
+        z.maxLength(10, { error: 'must be at most 10 characters', abort: true }),
+        z.refine(isBcp47, 'must be a BCP-47 language tag, for example es-ES'),
+      ),
+  ),
+  deliverAt: z.optional(
+    z.union([
+      z.pipe(
+        validDate,
+        z.transform((date: Date) => date.toISOString()),
+      ),
+      z.string().check(z.refine(isIsoDateTime, 'must be an ISO 8601 date-time, for example 2026-01-31T10:00:00Z')),
+    ]),
+  ),
+  description: z.optional(description),
+  customReference: z.optional(customReference),
+  isPreAuth: z.optional(z.boolean()),
 });
 
 /** The session as returned by `sessions.create`. */
@@ -79,16 +80,16 @@ export const PaymentSessionSchema = z.looseObject({
   paymentUrl: z.string(),
   status: openEnum(SESSION_STATUSES),
   amount: Amount,
-  description: z.string().nullish(),
-  customReference: z.string().nullish(),
-  isPreAuth: z.boolean().nullish(),
-  createdAt: timestamp.nullish(),
+  description: z.nullish(z.string()),
+  customReference: z.nullish(z.string()),
+  isPreAuth: z.nullish(z.boolean()),
+  createdAt: z.nullish(timestamp),
 });
 
 const SessionAttemptSchema = z.looseObject({
-  paymentReference: z.string().nullish(),
-  status: openEnum(ATTEMPT_STATUSES).nullish(),
-  createdAt: timestamp.nullish(),
+  paymentReference: z.nullish(z.string()),
+  status: z.nullish(openEnum(ATTEMPT_STATUSES)),
+  createdAt: z.nullish(timestamp),
 });
 
 /** The session as returned by `sessions.retrieve`. Payment fields appear once a payment exists. */
@@ -96,18 +97,18 @@ export const SessionSchema = z.looseObject({
   sessionId: z.string(),
   status: openEnum(SESSION_STATUSES),
   amount: Amount,
-  countryCode: z.string().nullish(),
-  shopperLocale: z.string().nullish(),
-  description: z.string().nullish(),
-  customReference: z.string().nullish(),
-  isPreAuth: z.boolean().nullish(),
-  urlOk: z.string().nullish(),
-  urlKo: z.string().nullish(),
-  createdAt: timestamp.nullish(),
-  paymentReference: z.string().nullish(),
+  countryCode: z.nullish(z.string()),
+  shopperLocale: z.nullish(z.string()),
+  description: z.nullish(z.string()),
+  customReference: z.nullish(z.string()),
+  isPreAuth: z.nullish(z.boolean()),
+  urlOk: z.nullish(z.string()),
+  urlKo: z.nullish(z.string()),
+  createdAt: z.nullish(timestamp),
+  paymentReference: z.nullish(z.string()),
   completedAt: laterTimestamp,
-  paymentStatus: openEnum(PAYMENT_STATUSES).nullish(),
-  attempts: z.array(SessionAttemptSchema).nullish(),
+  paymentStatus: z.nullish(openEnum(PAYMENT_STATUSES)),
+  attempts: z.nullish(z.array(SessionAttemptSchema)),
 });
 
 /** One item of `sessions.list`. */
@@ -115,19 +116,19 @@ export const SessionListItemSchema = z.looseObject({
   sessionId: z.string(),
   status: openEnum(SESSION_STATUSES),
   amount: Amount,
-  description: z.string().nullish(),
-  customReference: z.string().nullish(),
-  isPreAuth: z.boolean().nullish(),
-  createdAt: timestamp.nullish(),
+  description: z.nullish(z.string()),
+  customReference: z.nullish(z.string()),
+  isPreAuth: z.nullish(z.boolean()),
+  createdAt: z.nullish(timestamp),
   completedAt: laterTimestamp,
-  paymentReference: z.string().nullish(),
-  paymentStatus: openEnum(PAYMENT_STATUSES).nullish(),
+  paymentReference: z.nullish(z.string()),
+  paymentStatus: z.nullish(openEnum(PAYMENT_STATUSES)),
 });
 
 export const ListSessionsParamsSchema = z.strictObject({
-  status: z.enum(SESSION_STATUSES, { error: `must be one of ${SESSION_STATUSES.join(', ')}` }).optional(),
-  take: take.optional(),
-  cursor: cursor.optional(),
+  status: z.optional(z.enum(SESSION_STATUSES, { error: `must be one of ${SESSION_STATUSES.join(', ')}` })),
+  take: z.optional(take),
+  cursor: z.optional(cursor),
 });
 
 export const SessionListSchema = z.looseObject({

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { type OpenEnum, openEnum } from './common.js';
 
 /** Documented terminal statuses (only `boarded` is returned). */
@@ -9,16 +9,16 @@ export type TerminalStatus = OpenEnum<(typeof TERMINAL_STATUSES)[number]>;
 export const TerminalSchema = z.looseObject({
   poiId: z.string(),
   status: openEnum(TERMINAL_STATUSES),
-  name: z.string().nullish(),
-  model: z.string().nullish(),
-  createdAt: z.string().nullish(),
-  updatedAt: z.string().nullish(),
+  name: z.nullish(z.string()),
+  model: z.nullish(z.string()),
+  createdAt: z.nullish(z.string()),
+  updatedAt: z.nullish(z.string()),
 });
 
 export const TerminalListSchema = z.array(TerminalSchema);
 
 export const ListTerminalsParamsSchema = z.strictObject({
-  syncFromProvider: z.boolean().optional(),
+  syncFromProvider: z.optional(z.boolean()),
 });
 
 /** A boarded POS terminal. Its timestamps are ISO 8601 with `Z`. */

@@ -1,4 +1,4 @@
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { CURRENCIES, openEnum } from './common.js';
 import { PAYMENT_STATUSES } from './sessions.js';
 
@@ -13,9 +13,11 @@ export const PAYMENT_SOURCES = ['external_api'] as const;
 
 const text = z.string({ error: 'must be a string' });
 /** A field the SDK relies on: confirmation looks records up by it. */
-const reference = z.string({ error: 'must be a non-empty string' }).min(1, 'must be a non-empty string');
+const reference = z.string({ error: 'must be a non-empty string' }).check(z.minLength(1, 'must be a non-empty string'));
 /** Integer cents. Optional in the data, but never a fraction, a string or an unsafe integer. */
-const cents = z.number({ error: 'must be an integer number of cents' }).int('must be an integer number of cents');
+const cents = z
+  .number({ error: 'must be an integer number of cents' })
+  .check(z.refine(Number.isSafeInteger, 'must be an integer number of cents'));
 
 /**
  * `data` of an AUTHORISATION webhook. Only `paymentReference` is required (confirmation looks the
@@ -23,17 +25,17 @@ const cents = z.number({ error: 'must be an integer number of cents' }).int('mus
  */
 export const AuthorisationWebhookDataSchema = z.looseObject({
   /** Amount in integer cents. */
-  amount: cents.nullish(),
+  amount: z.nullish(cents),
   /** ISO 4217 currency of `amount`. */
-  currency: openEnum(CURRENCIES).nullish(),
+  currency: z.nullish(openEnum(CURRENCIES)),
   /** The payment: an online `paymentReference` or, for a POS payment, its `posPaymentId`. */
   paymentReference: reference,
   /** `AUTHORISED` for an authorised payment; other values are not documented. */
-  paymentStatus: openEnum(PAYMENT_STATUSES).nullish(),
-  description: text.nullish(),
-  customReference: text.nullish(),
+  paymentStatus: z.nullish(openEnum(PAYMENT_STATUSES)),
+  description: z.nullish(text),
+  customReference: z.nullish(text),
   /** `external_api`. */
-  paymentSource: openEnum(PAYMENT_SOURCES).nullish(),
+  paymentSource: z.nullish(openEnum(PAYMENT_SOURCES)),
 });
 
 /**
@@ -43,19 +45,19 @@ export const AuthorisationWebhookDataSchema = z.looseObject({
  */
 export const RefundWebhookDataSchema = z.looseObject({
   /** Refunded amount in integer cents. */
-  amount: cents.nullish(),
+  amount: z.nullish(cents),
   /** ISO 4217 currency of `amount`. */
-  currency: openEnum(CURRENCIES).nullish(),
+  currency: z.nullish(openEnum(CURRENCIES)),
   /** The refunded payment. */
   paymentReference: reference,
-  refundReason: text.nullish(),
+  refundReason: z.nullish(text),
   /** The refund (`{webcode}-RFX[T]-{number}`). */
   refundReference: reference,
   /** `success` is the only value shown. */
-  status: openEnum(REFUND_WEBHOOK_STATUSES).nullish(),
-  customReference: text.nullish(),
+  status: z.nullish(openEnum(REFUND_WEBHOOK_STATUSES)),
+  customReference: z.nullish(text),
   /** `external_api`. */
-  paymentSource: openEnum(PAYMENT_SOURCES).nullish(),
+  paymentSource: z.nullish(openEnum(PAYMENT_SOURCES)),
 });
 
 export const AuthorisationEventSchema = z.looseObject({
