@@ -11,4 +11,5 @@ export default defineConfig({
   platform: 'neutral',
   splitting: true,
   treeshake: true,
+  noExternal: ['zod'],
 });

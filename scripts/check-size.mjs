@@ -5,8 +5,8 @@
  * subpaths never end up in it. Needs dist/ built (`npm run check:size` builds first).
  *
  * The root is bundled from dist/index.mjs with esbuild (`splitting: true`), so code behind a dynamic
- * `import()` (jose, in decodeRedirectData) lands in a lazy chunk: the budget is on the initial load
- * (the entry chunk plus the chunks it imports statically), and a second budget on everything.
+ * `import()` lands in lazy chunks: ky, p-retry and uuid (loaded by the first API call) and jose
+ * (loaded by the first decodeRedirectData). Each stage has its budget.
  */
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
@@ -14,9 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
-/** Budgets in bytes (1 kB = 1000 B), min+gzip. Measured size + ~5%: lower them as the bundle shrinks. */
-const BUDGET_INITIAL = 36_500;
-const BUDGET_TOTAL = 46_000;
+/**
+ * Budgets in bytes (1 kB = 1000 B), min+gzip. Measured size + ~5%: lower them as the bundle shrinks.
+ * `initial` is what importing the package loads; `request` adds the chunk the first API call loads
+ * (ky, p-retry, uuid); `total` adds jose, loaded by the first decodeRedirectData.
+ */
+const BUDGET_INITIAL = 25_500;
+const BUDGET_REQUEST = 36_000;
+const BUDGET_TOTAL = 46_500;
 
 /** Text that exists only in a subpath: none of it may appear in the root bundle. */
 const SUBPATH_MARKERS = {
@@ -90,9 +95,13 @@ const rows = outputs.map(([path, output]) => {
   const bytes = files.get(path);
   const packages = packagesOf(output);
   const contents = [...packages].map(([name, size]) => `${name} ${kB(size)}`).join(', ') || '(glue)';
-  return { path, load: initial.has(path) ? 'initial' : 'lazy', min: bytes.length, gz: gzip(bytes), packages, contents };
+  const load = initial.has(path) ? 'initial' : packages.has('ky') ? 'request' : 'lazy';
+  return { path, load, min: bytes.length, gz: gzip(bytes), packages, contents };
 });
 const initialGz = rows.filter((row) => row.load === 'initial').reduce((sum, row) => sum + row.gz, 0);
+const requestRows = rows.filter((row) => row.load !== 'lazy');
+const requestGz = requestRows.reduce((sum, row) => sum + row.gz, 0);
+const requestMin = requestRows.reduce((sum, row) => sum + row.min, 0);
 const totalGz = rows.reduce((sum, row) => sum + row.gz, 0);
 const initialMin = rows.filter((row) => row.load === 'initial').reduce((sum, row) => sum + row.min, 0);
 const totalMin = rows.reduce((sum, row) => sum + row.min, 0);
@@ -112,7 +121,8 @@ const subpathText = {};
 for (const name of Object.keys(SUBPATH_MARKERS)) subpathText[name] = await readWithChunks(`${name}.mjs`);
 for (const [name, markers] of Object.entries(SUBPATH_MARKERS)) {
   for (const marker of markers) {
-    if (!subpathText[name].includes(marker)) problems.push(`marker '${marker}' is not in dist/${name}.mjs or its chunks: update SUBPATH_MARKERS`);
+    if (!subpathText[name].includes(marker))
+      problems.push(`marker '${marker}' is not in dist/${name}.mjs or its chunks: update SUBPATH_MARKERS`);
     if (rootText.includes(marker)) problems.push(`the root bundle contains '${marker}' from the ${name} subpath`);
   }
 }
@@ -130,6 +140,9 @@ for (const row of rows) {
   );
 }
 console.log(`${'initial load'.padEnd(41)} ${kB(initialMin).padStart(10)} ${kB(initialGz).padStart(10)}  budget ${kB(BUDGET_INITIAL)}`);
+console.log(
+  `${'initial + first request'.padEnd(41)} ${kB(requestMin).padStart(10)} ${kB(requestGz).padStart(10)}  budget ${kB(BUDGET_REQUEST)}`,
+);
 console.log(`${'total'.padEnd(41)} ${kB(totalMin).padStart(10)} ${kB(totalGz).padStart(10)}  budget ${kB(BUDGET_TOTAL)}`);
 const joseWhere = joseChunks.map((row) => `${row.load} chunk ${row.path.replace(/^size-check-out\//, '')} (${kB(row.gz)} min+gz)`);
 console.log(
@@ -141,12 +154,13 @@ console.log(
 );
 
 if (initialGz > BUDGET_INITIAL) problems.push(`initial load ${kB(initialGz)} is over its budget of ${kB(BUDGET_INITIAL)}`);
+if (requestGz > BUDGET_REQUEST) problems.push(`initial + first request ${kB(requestGz)} is over its budget of ${kB(BUDGET_REQUEST)}`);
 if (totalGz > BUDGET_TOTAL) problems.push(`total ${kB(totalGz)} is over its budget of ${kB(BUDGET_TOTAL)}`);
 if (problems.length > 0) {
   console.log(`\ncheck-size: FAIL\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
   process.exitCode = 1;
 } else {
   console.log(
-    `\ncheck-size: PASS (initial ${kB(initialGz)} <= ${kB(BUDGET_INITIAL)}, total ${kB(totalGz)} <= ${kB(BUDGET_TOTAL)}, no subpath code)`,
+    `\ncheck-size: PASS (initial ${kB(initialGz)} <= ${kB(BUDGET_INITIAL)}, with the first request ${kB(requestGz)} <= ${kB(BUDGET_REQUEST)}, total ${kB(totalGz)} <= ${kB(BUDGET_TOTAL)}, no subpath code)`,
   );
 }

@@ -135,7 +135,7 @@ describe('sessions.create: documented rules are enforced before sending', () => 
 
   it.each([
     ['a missing amount', without(validSession, 'amount'), 'amount', 'is required'],
-    ['a string currency value', { ...validSession, amount: { value: 1050, currency: 7 } }, 'amount.currency', 'must be one of EUR, GBP, USD'],
+    ['a numeric currency', { ...validSession, amount: { value: 1050, currency: 7 } }, 'amount.currency', 'must be one of EUR, GBP, USD'],
     ['a number as description', { ...validSession, description: 42 }, 'description', 'must be a string'],
     ['a non-boolean isPreAuth', { ...validSession, isPreAuth: 'yes' }, 'isPreAuth', 'must be a boolean'],
     ['an invalid Date deliverAt', { ...validSession, deliverAt: new Date('nope') }, 'deliverAt', 'must be a valid Date'],

@@ -12,11 +12,10 @@ import {
   TimeoutError,
   type ValidationIssue,
 } from './errors.js';
-import { newIdempotencyKey } from './idempotency.js';
 import type { Logger } from './options.js';
 import type { Paginator } from './pagination.js';
 import { sleep } from './retry.js';
-import type { RequestOptions } from './transport.js';
+import { newIdempotencyKey, type RequestOptions } from './transport.js';
 
 /** How `pos.createPayment` recovers an outcome it could not read. */
 export interface RecoveryOptions {
@@ -274,7 +273,7 @@ export async function chargeWithRecovery(
 ): Promise<WithResponse<RecoveredPosPayment>> {
   const { recover, ...requestOptions } = options;
   const settings = resolveSettings(recover, 'options.recover');
-  const idempotencyKey = requestOptions.idempotencyKey ?? newIdempotencyKey();
+  const idempotencyKey = requestOptions.idempotencyKey ?? (await newIdempotencyKey());
   const sentAt = new Date().toISOString();
   let first: WithResponse<PosPayment> | undefined;
   try {

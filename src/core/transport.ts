@@ -1,5 +1,4 @@
-import ky, { isNetworkError, type KyInstance } from 'ky';
-import pRetry from 'p-retry';
+import type { KyInstance } from 'ky';
 import type * as z from 'zod/mini';
 import { referenceProblem } from '../helpers/references.js';
 import type { ListMeta } from '../schemas/common.js';
@@ -13,7 +12,6 @@ import {
   TimeoutError,
   type ValidationIssue,
 } from './errors.js';
-import { newIdempotencyKey } from './idempotency.js';
 import { type Logger, MAX_TIMER_MS, type ResolvedOptions } from './options.js';
 import { type Paginator, paginate } from './pagination.js';
 import { interpretResponse, parseWith, toIssues } from './response.js';
@@ -66,6 +64,31 @@ interface PreparedRequest {
   signal: AbortSignal | undefined;
 }
 
+type Network = typeof import('./network.js');
+
+/**
+ * ky, p-retry and uuid are imported on the first request, not with the package: importing ky makes
+ * Node load its fetch implementation (about 20 ms), which an app that only parses webhooks, decodes
+ * redirects or builds a client at start-up does not need yet.
+ */
+let network: Network | undefined;
+let loading: Promise<Network> | undefined;
+export function loadNetwork(): Promise<Network> {
+  loading ??= import('./network.js').then((module) => {
+    network = module;
+    return module;
+  });
+  return loading;
+}
+
+/**
+ * A fresh `Idempotency-Key`: a UUID v4, as the service recommends. One per logical call, made
+ * before the first attempt so that every retry and every recovery resend carries the same key.
+ */
+export async function newIdempotencyKey(): Promise<string> {
+  return (network ?? (await loadNetwork())).uuidv4();
+}
+
 const RESERVED_HEADERS = new Set(['x-api-key', 'content-type', 'idempotency-key']);
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
 
@@ -94,7 +117,7 @@ function checkRequestOptions(options: RequestOptions, issues: ValidationIssue[])
 
 /** The error at the root of a fetch failure: ky's wrapper carries the request (and its key), so it is dropped. */
 function rootCause(error: unknown): unknown {
-  return isNetworkError(error) ? error.cause : error;
+  return network?.isNetworkError(error) ? error.cause : error;
 }
 
 /** The chain of causes below a fetch failure, outermost first (bounded: causes can be cyclic). */
@@ -126,7 +149,7 @@ function toConnectionError(error: unknown, afterResponse: boolean): ConnectionEr
  */
 export class Transport {
   readonly #options: ResolvedOptions;
-  readonly #ky: KyInstance;
+  #ky: KyInstance | undefined;
   readonly #pathPrefix: string;
   readonly #userAgent: string;
   readonly #budget: RetryBudget | undefined;
@@ -138,17 +161,26 @@ export class Transport {
     const runtime = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
     const app = options.appInfo ? ` ${options.appInfo.name}${options.appInfo.version ? `/${options.appInfo.version}` : ''}` : '';
     this.#userAgent = `payment-service-sdk/${VERSION}${runtime ? ` node/${runtime}` : ''}${app}`;
-    const { hooks } = options;
-    this.#ky = ky.create({
+  }
+
+  /** The ky instance, made on the first request. Retries and timeouts are the SDK's, so ky's are off. */
+  #client(ky: Network['ky']): KyInstance {
+    const { hooks, fetch } = this.#options;
+    this.#ky ??= ky.create({
       retry: 0,
       timeout: false,
       throwHttpErrors: false,
-      ...(options.fetch ? { fetch: options.fetch } : {}),
-      hooks: {
-        beforeRequest: hooks?.beforeRequest ? [({ request }) => hooks.beforeRequest?.(request)] : [],
-        afterResponse: hooks?.afterResponse ? [({ request, response }) => hooks.afterResponse?.(request, response)] : [],
-      },
+      ...(fetch ? { fetch } : {}),
+      ...(hooks?.beforeRequest || hooks?.afterResponse
+        ? {
+            hooks: {
+              beforeRequest: hooks.beforeRequest ? [({ request }) => hooks.beforeRequest?.(request)] : [],
+              afterResponse: hooks.afterResponse ? [({ request, response }) => hooks.afterResponse?.(request, response)] : [],
+            },
+          }
+        : {}),
     });
+    return this.#ky;
   }
 
   /** The client's logger, for layers above the transport (POS recovery). */
@@ -181,6 +213,12 @@ export class Transport {
     options: RequestOptions,
   ): Promise<WithResponse<Result>> {
     const request = this.#prepare(endpoint, input, options);
+    if (request.body !== undefined) {
+      request.idempotencyKey = options.idempotencyKey ?? (await newIdempotencyKey());
+      request.headers['idempotency-key'] = request.idempotencyKey;
+    }
+    const { ky, pRetry } = network ?? (await loadNetwork());
+    const client = this.#client(ky);
     const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;
@@ -192,7 +230,7 @@ export class Transport {
       const result = await pRetry(
         (attemptNumber) => {
           attempts = attemptNumber;
-          return this.#attempt(endpoint, request, attemptNumber);
+          return this.#attempt(client, endpoint, request, attemptNumber);
         },
         {
           // One spare for the free stale-socket resend; the SDK counts the ordinary retries itself.
@@ -267,7 +305,6 @@ export class Transport {
 
     let url = this.#options.baseUrl + fullPath;
     let body: string | undefined;
-    let idempotencyKey: string | undefined;
     if (endpoint.method === 'GET') {
       const query = new URLSearchParams({ webcode: this.#options.webcode });
       for (const [name, value] of Object.entries(fields)) {
@@ -276,9 +313,7 @@ export class Transport {
       url += `?${query}`;
     } else {
       body = JSON.stringify({ webcode: this.#options.webcode, ...fields });
-      idempotencyKey = options.idempotencyKey ?? newIdempotencyKey();
       headers['content-type'] = 'application/json';
-      headers['idempotency-key'] = idempotencyKey;
     }
     const defaultTimeout = endpoint.longRunning ? this.#options.posTimeout : this.#options.timeout;
     return {
@@ -287,7 +322,7 @@ export class Transport {
       path: fullPath,
       headers,
       body,
-      idempotencyKey,
+      idempotencyKey: undefined,
       timeout: options.timeout ?? defaultTimeout,
       signal: options.signal,
     };
@@ -299,7 +334,12 @@ export class Transport {
     if (problem) issues.push({ path: field, message: problem });
   }
 
-  async #attempt<Result>(endpoint: Endpoint<unknown, Result>, request: PreparedRequest, attempt: number): Promise<WithResponse<Result>> {
+  async #attempt<Result>(
+    client: KyInstance,
+    endpoint: Endpoint<unknown, Result>,
+    request: PreparedRequest,
+    attempt: number,
+  ): Promise<WithResponse<Result>> {
     const timer = new AbortController();
     const timeoutId = setTimeout(() => timer.abort(), request.timeout);
     const signal = request.signal ? AbortSignal.any([request.signal, timer.signal]) : timer.signal;
@@ -307,7 +347,7 @@ export class Transport {
     let response: Response | undefined;
     let text: string;
     try {
-      response = await this.#ky(request.url, {
+      response = await client(request.url, {
         method: request.method,
         headers: request.headers,
         body: request.body ?? null,
@@ -318,7 +358,7 @@ export class Transport {
       if (request.signal?.aborted) throw request.signal.reason;
       if (timer.signal.aborted) throw new TimeoutError(request.timeout);
       // A hook's own error is the caller's to see as thrown; only fetch failures are connection errors.
-      if (isNetworkError(error) || error instanceof TypeError) throw toConnectionError(error, response !== undefined);
+      if (network?.isNetworkError(error) || error instanceof TypeError) throw toConnectionError(error, response !== undefined);
       throw error;
     } finally {
       clearTimeout(timeoutId);
