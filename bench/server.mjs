@@ -46,6 +46,53 @@ const pageBodies = Array.from({ length: PAGES }, (_, page) =>
   }),
 );
 
+// The memory walk (webcode BIG1): 1 000 pages of 100, built per request so the server holds none.
+const BIG_PAGES = 1_000;
+function bigPage(page) {
+  const payments = Array.from({ length: 100 }, (_, index) => {
+    const { urlOk, urlKo, attempts, metadata, countryCode, shopperLocale, ...item } = session(page * 100 + index);
+    return item;
+  });
+  const hasMore = page + 1 < BIG_PAGES;
+  return JSON.stringify({
+    success: true,
+    data: { payments, meta: { cursor: hasMore ? `p${page + 1}` : null, hasMore, total: BIG_PAGES * 100 } },
+  });
+}
+
+// The peers' comparable GETs: a ~1 KB record each, shaped as their APIs answer.
+const stripeCustomerBody = JSON.stringify({
+  id: 'cus_bench',
+  object: 'customer',
+  address: null,
+  balance: 0,
+  created: 1767261600,
+  currency: 'eur',
+  default_source: null,
+  delinquent: false,
+  description: 'Order with a description long enough to make the record about one kilobyte in all',
+  email: 'jane@shop.example',
+  invoice_prefix: 'ABC123',
+  invoice_settings: { custom_fields: null, default_payment_method: null, footer: null, rendering_options: null },
+  livemode: false,
+  metadata: { channel: 'web', device: 'desktop', campaign: 'autumn-sale-2026', note: 'x'.repeat(300) },
+  name: 'Jane Tester',
+  next_invoice_sequence: 1,
+  phone: null,
+  preferred_locales: ['es-ES'],
+  shipping: null,
+  tax_exempt: 'none',
+  test_clock: null,
+});
+const openaiModelBody = JSON.stringify({
+  id: 'model-bench',
+  object: 'model',
+  created: 1767261600,
+  owned_by: 'bench',
+  description: 'Order with a description long enough to make the record about one kilobyte in all',
+  metadata: { channel: 'web', device: 'desktop', campaign: 'autumn-sale-2026', note: 'x'.repeat(500) },
+});
+
 createServer((request, response) => {
   const url = new URL(request.url, 'http://127.0.0.1');
   let body = retrieveBody;
@@ -54,8 +101,13 @@ createServer((request, response) => {
     request.resume();
     body = createBody;
     status = 201;
+  } else if (url.pathname.startsWith('/v1/customers/')) {
+    body = stripeCustomerBody;
+  } else if (url.pathname.startsWith('/models/')) {
+    body = openaiModelBody;
   } else if (url.pathname.endsWith('/payment/sessions')) {
-    body = pageBodies[Number((url.searchParams.get('cursor') ?? 'p0').slice(1))];
+    const page = Number((url.searchParams.get('cursor') ?? 'p0').slice(1));
+    body = url.searchParams.get('webcode') === 'BIG1' ? bigPage(page) : pageBodies[page];
   }
   response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   response.end(body);
