@@ -1,7 +1,7 @@
 // Peak RSS while `for await` walks 100 000 sessions (1 000 pages of 100), in a fresh process so that
 // nothing else in the bench shares its heap, and the heap after a full GC every 10 000 items: flat
 // if the paginator holds one page at a time. Prints one JSON line.
-// Usage: node --expose-gc memory.mjs <baseUrl>
+// Usage: node --expose-gc memory.mjs <baseUrl> [sdk | raw]
 import { PaymentClient } from '../dist/index.mjs';
 
 const client = new PaymentClient({ apiKey: 'sk_test_bench', webcode: 'BIG1', baseUrl: process.argv[2] });
