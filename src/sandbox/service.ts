@@ -1,4 +1,5 @@
 import type { Environment } from '../core/options.js';
+import { SESSION_STATUSES } from '../schemas/sessions.js';
 import { TEST_TERMINALS } from '../testing/index.js';
 import type { SandboxClock } from './clock.js';
 import type { ModificationRecord, PosRecord, SandboxState, SessionRecord, StoredAmount } from './records.js';
@@ -55,7 +56,6 @@ const INFIX = {
   extend: { test: 'EXXT', live: 'EXX' },
 } as const;
 
-const SESSION_STATUSES = ['pending', 'completed', 'failed', 'expired', 'cancelled'];
 const POS_STATUSES = ['pending', 'success', 'failed', 'timeout'];
 const TERMINAL_TIMESTAMPS = { createdAt: '2025-01-15T09:00:00.000Z', updatedAt: '2025-06-01T12:00:00.000Z' };
 
@@ -219,7 +219,8 @@ export class SandboxService {
 
   listSessions(environment: Environment, query: URLSearchParams): Answer {
     const status = query.get('status');
-    if (status !== null && !SESSION_STATUSES.includes(status)) throw invalid(`status must be one of ${SESSION_STATUSES.join(', ')}`);
+    if (status !== null && !(SESSION_STATUSES as readonly string[]).includes(status))
+      throw invalid(`status must be one of ${SESSION_STATUSES.join(', ')}`);
     const sessions = this.#state.sessions
       .filter((session) => session.environment === environment)
       .map((session) => this.refresh(session))
