@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ConfigurationError, PaymentClient, ServerError, VERSION } from '../src/index.js';
+import { ConfigurationError, PaymentClient, ServerError, TimeoutError, VERSION } from '../src/index.js';
 import { API_KEY, BASE_URL, client, failure, respond, seen, success, useMsw } from './support/msw.js';
 
 useMsw();
@@ -106,6 +106,24 @@ describe('transport options', () => {
     respond('get', TERMINALS_PATH, () => success(terminals));
     await client({ fetch: custom }).terminals.list();
     expect(calls).toEqual([`${BASE_URL}${TERMINALS_PATH}?webcode=SHOP1`]);
+  });
+
+  it('gives a custom fetch the attempt signal, aborted at the timeout', async () => {
+    const signals: AbortSignal[] = [];
+    const stalling: typeof fetch = (_input, init) =>
+      new Promise((_resolve, reject) => {
+        const signal = init?.signal as AbortSignal;
+        signals.push(signal);
+        signal.addEventListener('abort', () => reject(signal.reason));
+      });
+
+    const error = await client({ fetch: stalling, timeout: 50, maxRetries: 0 })
+      .terminals.list()
+      .catch((caught: unknown) => caught);
+
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(signals).toHaveLength(1);
+    expect(signals[0]?.aborted).toBe(true);
   });
 
   it('runs async hooks around each attempt and lets beforeRequest add headers', async () => {

@@ -916,6 +916,32 @@ describe('abort', () => {
     expect(server.requests).toHaveLength(0);
   });
 
+  it('a body that stalls after the headers: TimeoutError at the timeout, not after the stall', async () => {
+    const { client } = sdk({ maxRetries: 0, timeout: 150 });
+    server.script(TERMINALS, { kind: 'stall-body', ms: 600 });
+
+    const started = performance.now();
+    const error = await rejection(client.terminals.list(), TimeoutError);
+
+    expect(error.timeoutMs).toBe(150);
+    expect(error.attempts).toBe(1);
+    expect(performance.now() - started).toBeLessThan(550);
+  });
+
+  it('an abort while the body is read rejects with the reason at once', async () => {
+    const { client } = sdk({ maxRetries: 0 });
+    server.script(TERMINALS, { kind: 'stall-body', ms: 600 });
+    const controller = new AbortController();
+    const reason = new Error('user left');
+    setTimeout(() => controller.abort(reason), 100);
+
+    const started = performance.now();
+    const error = await rejectionOf(client.terminals.list({}, { signal: controller.signal }));
+
+    expect(error).toBe(reason);
+    expect(performance.now() - started).toBeLessThan(550);
+  });
+
   it('TimeoutError, ConnectionError and an abort are distinct', async () => {
     const { client } = sdk({ maxRetries: 0, timeout: 100 });
 

@@ -398,6 +398,18 @@ describe('response validation', () => {
     expect(result).toEqual(JSON.parse(JSON.stringify(data)));
   });
 
+  it('words response issues the SDK way, at their paths under data', async () => {
+    respond('post', `${T}/payment/session`, () => success({ ...created, sessionId: undefined, amount: { value: 10.5, currency: 7 } }, 201));
+    const error = await client()
+      .sessions.create(validSession)
+      .then(undefined, (caught: unknown) => caught);
+    expect((error as ResponseValidationError).issues).toEqual([
+      { path: 'data.sessionId', message: 'is required' },
+      { path: 'data.amount.value', message: 'must be an integer' },
+      { path: 'data.amount.currency', message: 'must be a string' },
+    ]);
+  });
+
   it('a body that is not the envelope → ResponseValidationError with the raw body', async () => {
     const body = JSON.stringify(created);
     respond('post', `${T}/payment/session`, () => new Response(body, { status: 201 }));

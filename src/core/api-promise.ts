@@ -36,6 +36,10 @@ export class APIPromise<T> extends Promise<T> {
     onfulfilled?: ((value: T) => A | PromiseLike<A>) | null,
     onrejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): Promise<A | B> {
-    return this.#exchange.then((exchange) => exchange.data).then(onfulfilled, onrejected);
+    return this.#exchange.then(
+      // One promise turn, not two: the data is unwrapped inside the caller's own callback.
+      onfulfilled ? (exchange) => onfulfilled(exchange.data) : (exchange) => exchange.data as unknown as A,
+      onrejected,
+    );
   }
 }

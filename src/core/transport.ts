@@ -1,4 +1,4 @@
-import type { KyInstance } from 'ky';
+import type { KyInstance, Options } from 'ky';
 import type * as z from 'zod/mini';
 import { referenceProblem } from '../helpers/references.js';
 import type { ListMeta } from '../schemas/common.js';
@@ -65,6 +65,9 @@ interface PreparedRequest {
 }
 
 type Network = typeof import('./network.js');
+
+/** ky passes options it does not know to `fetch` as they are: this is how the attempt's signal gets there. */
+type AttemptInit = Options & { attemptSignal: AbortSignal };
 
 /**
  * ky, p-retry and uuid are imported on the first request, not with the package: importing ky makes
@@ -152,12 +155,14 @@ export class Transport {
   #ky: KyInstance | undefined;
   readonly #pathPrefix: string;
   readonly #userAgent: string;
+  readonly #webcodeQuery: string;
   readonly #budget: RetryBudget | undefined;
 
   constructor(options: ResolvedOptions) {
     this.#options = options;
     this.#budget = options.retryBudget === false ? undefined : new RetryBudget(options.retryBudget);
     this.#pathPrefix = options.environment === 'test' ? '/external/v1/test' : '/external/v1';
+    this.#webcodeQuery = `?webcode=${encodeURIComponent(options.webcode)}`;
     const runtime = (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node;
     const app = options.appInfo ? ` ${options.appInfo.name}${options.appInfo.version ? `/${options.appInfo.version}` : ''}` : '';
     this.#userAgent = `payment-service-sdk/${VERSION}${runtime ? ` node/${runtime}` : ''}${app}`;
@@ -170,7 +175,9 @@ export class Transport {
       retry: 0,
       timeout: false,
       throwHttpErrors: false,
-      ...(fetch ? { fetch } : {}),
+      // The attempt's signal reaches fetch directly. Given to ky as `signal`, it would be merged with
+      // ky's own controller (AbortSignal.any) on every call, for an abort ky never makes here.
+      fetch: (request, init) => (fetch ?? globalThis.fetch)(request, { signal: (init as AttemptInit).attemptSignal }),
       ...(hooks?.beforeRequest || hooks?.afterResponse
         ? {
             hooks: {
@@ -213,54 +220,68 @@ export class Transport {
     options: RequestOptions,
   ): Promise<WithResponse<Result>> {
     const request = this.#prepare(endpoint, input, options);
+    const net = network ?? (await loadNetwork());
     if (request.body !== undefined) {
-      request.idempotencyKey = options.idempotencyKey ?? (await newIdempotencyKey());
+      request.idempotencyKey = options.idempotencyKey ?? net.uuidv4();
       request.headers['idempotency-key'] = request.idempotencyKey;
     }
-    const { ky, pRetry } = network ?? (await loadNetwork());
-    const client = this.#client(ky);
+    const client = this.#client(net.ky);
     const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;
-    let attempts = 0;
+    let attempts = 1;
     let retries = 0;
     let freeRetryUsed = false;
     let tokensSpent = 0;
+
+    /** Decides after a failed attempt: throws to give up, or waits and returns to try again. */
+    const onFailedAttempt = async (error: Error, attempt: number): Promise<void> => {
+      const free = !freeRetryUsed && attempt === 1 && isStaleSocket(error, retryClass);
+      if (!free) {
+        if (retries >= maxRetries || !isRetryable(error, retryClass)) throw error;
+        const cost = this.#budget ? this.#budget.withdraw(error) : 0;
+        if (cost === undefined) throw error;
+        tokensSpent += cost;
+        retries += 1;
+      }
+      freeRetryUsed ||= free;
+      const delayMs = free ? 0 : retryDelay(error, retries - 1);
+      this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delayMs} ms`, {
+        ...context,
+        attempt,
+        delayMs,
+        error: error.name,
+      });
+      await this.#options.hooks?.onRetry?.({ ...context, attempt, error, delayMs });
+      await sleep(delayMs, request.signal);
+    };
+
     try {
-      const result = await pRetry(
-        (attemptNumber) => {
-          attempts = attemptNumber;
-          return this.#attempt(client, endpoint, request, attemptNumber);
-        },
-        {
-          // One spare for the free stale-socket resend; the SDK counts the ordinary retries itself.
-          retries: maxRetries + 1,
-          minTimeout: 0,
-          maxTimeout: 0,
-          ...(request.signal ? { signal: request.signal } : {}),
-          // The SDK decides and waits itself: p-retry's own delays know neither jitter caps nor Retry-After.
-          onFailedAttempt: async ({ error, attemptNumber }) => {
-            const free = !freeRetryUsed && attemptNumber === 1 && isStaleSocket(error, retryClass);
-            if (!free) {
-              if (retries >= maxRetries || !isRetryable(error, retryClass)) throw error;
-              const cost = this.#budget ? this.#budget.withdraw(error) : 0;
-              if (cost === undefined) throw error;
-              tokensSpent += cost;
-              retries += 1;
-            }
-            freeRetryUsed ||= free;
-            const delayMs = free ? 0 : retryDelay(error, retries - 1);
-            this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delayMs} ms`, {
-              ...context,
-              attempt: attemptNumber,
-              delayMs,
-              error: error.name,
-            });
-            await this.#options.hooks?.onRetry?.({ ...context, attempt: attemptNumber, error, delayMs });
-            await sleep(delayMs, request.signal);
+      request.signal?.throwIfAborted();
+      let result: WithResponse<Result>;
+      try {
+        // The first attempt goes out directly: most calls succeed at once, and p-retry's set-up
+        // per call is measurable. A failure hands the remaining attempts to p-retry.
+        result = await this.#attempt(client, endpoint.response, request, 1);
+      } catch (error) {
+        await onFailedAttempt(error as Error, 1);
+        result = await net.pRetry(
+          (retryNumber) => {
+            attempts = retryNumber + 1;
+            return this.#attempt(client, endpoint.response, request, attempts);
           },
-        },
-      );
+          {
+            // With the first attempt, one spare for the free stale-socket resend; `onFailedAttempt`
+            // counts the ordinary retries.
+            retries: maxRetries,
+            minTimeout: 0,
+            maxTimeout: 0,
+            ...(request.signal ? { signal: request.signal } : {}),
+            // The SDK decides and waits itself: p-retry's own delays know neither jitter caps nor Retry-After.
+            onFailedAttempt: ({ error, attemptNumber }) => onFailedAttempt(error, attemptNumber + 1),
+          },
+        );
+      }
       this.#budget?.refund(tokensSpent);
       return result;
     } catch (error) {
@@ -306,11 +327,11 @@ export class Transport {
     let url = this.#options.baseUrl + fullPath;
     let body: string | undefined;
     if (endpoint.method === 'GET') {
-      const query = new URLSearchParams({ webcode: this.#options.webcode });
-      for (const [name, value] of Object.entries(fields)) {
-        if (value !== undefined) query.append(name, String(value));
+      url += this.#webcodeQuery;
+      for (const name in fields) {
+        const value = (fields as Record<string, unknown>)[name];
+        if (value !== undefined) url += `&${encodeURIComponent(name)}=${encodeURIComponent(String(value))}`;
       }
-      url += `?${query}`;
     } else {
       body = JSON.stringify({ webcode: this.#options.webcode, ...fields });
       headers['content-type'] = 'application/json';
@@ -336,23 +357,19 @@ export class Transport {
 
   async #attempt<Result>(
     client: KyInstance,
-    endpoint: Endpoint<unknown, Result>,
+    schema: z.core.$ZodType<Result>,
     request: PreparedRequest,
     attempt: number,
   ): Promise<WithResponse<Result>> {
     const timer = new AbortController();
     const timeoutId = setTimeout(() => timer.abort(), request.timeout);
     const signal = request.signal ? AbortSignal.any([request.signal, timer.signal]) : timer.signal;
-    const started = performance.now();
+    const started = this.#options.logger ? performance.now() : 0;
     let response: Response | undefined;
     let text: string;
     try {
-      response = await client(request.url, {
-        method: request.method,
-        headers: request.headers,
-        body: request.body ?? null,
-        signal,
-      });
+      const init: AttemptInit = { method: request.method, headers: request.headers, body: request.body ?? null, attemptSignal: signal };
+      response = await client(request.url, init);
       text = await response.text();
     } catch (error) {
       if (request.signal?.aborted) throw request.signal.reason;
@@ -376,7 +393,7 @@ export class Transport {
         apiKey: '[redacted]',
       },
     );
-    const data = interpretResponse(response, text, endpoint.response, this.#options.validateResponses, {
+    const data = interpretResponse(response, text, schema, this.#options.validateResponses, {
       method: request.method,
       path: request.path,
       idempotencyKey: request.idempotencyKey,

@@ -18,7 +18,9 @@ export type Fault =
   /** Answer this status and raw body without running the operation. */
   | { kind: 'respond'; status: number; body: string; headers?: Record<string, string> }
   /** Run the operation, then send half of the body and cut the connection. */
-  | { kind: 'truncate' };
+  | { kind: 'truncate' }
+  /** Run the operation, send the headers and half of the body, and the rest only after `ms`. */
+  | { kind: 'stall-body'; ms: number };
 
 export interface SeenRequest {
   method: string;
@@ -155,6 +157,12 @@ export class FaultServer {
     if (fault?.kind === 'truncate') {
       response.write(text.slice(0, Math.floor(text.length / 2)));
       setTimeout(() => request.socket.destroy(), 5);
+      return;
+    }
+    if (fault?.kind === 'stall-body') {
+      response.write(text.slice(0, Math.floor(text.length / 2)));
+      await new Promise((resolve) => setTimeout(resolve, fault.ms));
+      if (!response.destroyed) response.end(text.slice(Math.floor(text.length / 2)));
       return;
     }
     response.end(text);
