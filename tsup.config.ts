@@ -1,15 +1,42 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
 
-export default defineConfig({
-  entry: { index: 'src/index.ts', testing: 'src/testing/index.ts', sandbox: 'src/sandbox/index.ts', cli: 'src/cli/index.ts' },
+const shared = {
   format: ['esm', 'cjs'],
   outExtension: ({ format }) => (format === 'esm' ? { js: '.mjs', dts: '.d.mts' } : { js: '.cjs', dts: '.d.cts' }),
-  dts: true,
-  clean: true,
   sourcemap: true,
   target: 'node22',
   platform: 'neutral',
-  splitting: true,
   treeshake: true,
   noExternal: ['zod'],
-});
+} satisfies Options;
+
+/**
+ * `./schema-compiler.js` stays a separate file of dist, imported by the network chunk under the
+ * extension of the format being built.
+ */
+const schemaCompilerExternal: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'schema-compiler-external',
+  setup(build) {
+    const format = build.initialOptions.define?.TSUP_FORMAT === '"cjs"' ? 'cjs' : 'mjs';
+    build.onResolve({ filter: /^\.\/schema-compiler\.js$/ }, () => ({ path: `./schema-compiler.${format}`, external: true }));
+  },
+};
+
+export default defineConfig([
+  {
+    ...shared,
+    entry: { index: 'src/index.ts', testing: 'src/testing/index.ts', sandbox: 'src/sandbox/index.ts', cli: 'src/cli/index.ts' },
+    dts: true,
+    // Both builds write to dist at once: the other build's files are not this one's to remove.
+    clean: ['!schema-compiler.*'],
+    splitting: true,
+    esbuildPlugins: [schemaCompilerExternal],
+  },
+  {
+    ...shared,
+    entry: { 'schema-compiler': 'src/core/schema-compiler.ts' },
+    dts: false,
+    clean: false,
+    splitting: false,
+  },
+]);
