@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { compile } from '../src/core/schema-compiler.js';
 import {
   type CreatePosPaymentParams,
   type CreateSessionParams,
@@ -7,7 +8,6 @@ import {
   RequestValidationError,
   ResponseValidationError,
 } from '../src/index.js';
-import { compile } from '../src/core/schema-compiler.js';
 import * as modifications from '../src/schemas/modifications.js';
 import * as pos from '../src/schemas/pos.js';
 import * as sessions from '../src/schemas/sessions.js';
