@@ -15,6 +15,7 @@ import {
 } from '../src/index.js';
 import { Webhooks } from '../src/resources/webhooks.js';
 import { client, failure, listing, respond, seen, success, useMsw } from './support/msw.js';
+import { REFUND_WEBHOOK } from './support/webhook-events.js';
 
 useMsw();
 
@@ -53,19 +54,7 @@ function authorisation(paymentReference: string, data: Record<string, unknown> =
   }) as AuthorisationEvent;
 }
 
-const refundEvent = parseWebhook({
-  event_code: 'REFUND',
-  data: {
-    amount: 500,
-    currency: 'EUR',
-    paymentReference: 'SHOP1-PXTT-42',
-    refundReason: 'damaged',
-    refundReference: 'SHOP1-RFXT-7',
-    status: 'success',
-    customReference: 'order-42',
-    paymentSource: 'external_api',
-  },
-}) as RefundEvent;
+const refundEvent = parseWebhook(REFUND_WEBHOOK) as RefundEvent;
 
 /** Serves `pages` of a listing in turn: page n answers the request with cursor `c{n}`. */
 function pagesOf(path: string, key: string, pages: unknown[][], hasMoreAfterLast = false): void {

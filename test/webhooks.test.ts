@@ -20,6 +20,7 @@ import {
   type WebhookHandlerOptions,
   WebhookParseError,
 } from '../src/index.js';
+import { REFUND_WEBHOOK } from './support/webhook-events.js';
 
 const authorisation = {
   event_code: 'AUTHORISATION',
@@ -34,19 +35,7 @@ const authorisation = {
   },
 };
 
-const refund = {
-  event_code: 'REFUND',
-  data: {
-    amount: 500,
-    currency: 'EUR',
-    paymentReference: 'SHOP1-PXTT-42',
-    refundReason: 'damaged',
-    refundReference: 'SHOP1-RFXT-7',
-    status: 'success',
-    customReference: 'order-42',
-    paymentSource: 'external_api',
-  },
-};
+const refund = REFUND_WEBHOOK;
 
 const chargeback = {
   event_code: 'CHARGEBACK',

@@ -16,25 +16,29 @@ export interface ParsedReference {
 /**
  * Infixes of the documented identifier formats, `{webcode}-{infix}-{number or timestamp}`. The
  * reference does not show the Test infixes of capture and cancel references: `CTXT` and `CAXT`
- * are assumed, following the `T` suffix every other Test infix has.
+ * are assumed, following the `T` suffix every other Test infix has. The sandbox mints its
+ * identifiers from this table too.
  */
-const INFIXES: Record<string, [ReferenceKind, Environment]> = {
-  EXT: ['session', 'live'],
-  EXTT: ['session', 'test'],
-  PXT: ['payment', 'live'],
-  PXTT: ['payment', 'test'],
-  POSX: ['posPayment', 'live'],
-  POSXT: ['posPayment', 'test'],
-  RFX: ['refund', 'live'],
-  RFXT: ['refund', 'test'],
-  CTX: ['capture', 'live'],
-  CTXT: ['capture', 'test'],
-  CAX: ['cancel', 'live'],
-  CAXT: ['cancel', 'test'],
-};
+export const REFERENCE_INFIXES = {
+  session: { test: 'EXTT', live: 'EXT' },
+  payment: { test: 'PXTT', live: 'PXT' },
+  posPayment: { test: 'POSXT', live: 'POSX' },
+  refund: { test: 'RFXT', live: 'RFX' },
+  capture: { test: 'CTXT', live: 'CTX' },
+  cancel: { test: 'CAXT', live: 'CAX' },
+} as const satisfies Record<ReferenceKind, Record<Environment, string>>;
+
+const BY_INFIX = new Map<string, [ReferenceKind, Environment]>(
+  Object.entries(REFERENCE_INFIXES).flatMap(([kind, infixes]) =>
+    Object.entries(infixes).map(([environment, infix]): [string, [ReferenceKind, Environment]] => [
+      infix,
+      [kind as ReferenceKind, environment as Environment],
+    ]),
+  ),
+);
 
 // Greedy webcode: the infix is the last one, so a webcode may itself contain hyphens.
-const REFERENCE = /^(.+)-(EXTT?|PXTT?|POSXT?|RFXT?|CTXT?|CAXT?)-([0-9A-Za-z]+)$/;
+const REFERENCE = new RegExp(`^(.+)-(${[...BY_INFIX.keys()].join('|')})-([0-9A-Za-z]+)$`);
 
 /**
  * Reads a `sessionId`, `paymentReference`, `posPaymentId`, `refundReference`, `captureReference`
@@ -47,7 +51,7 @@ const REFERENCE = /^(.+)-(EXTT?|PXTT?|POSXT?|RFXT?|CTXT?|CAXT?)-([0-9A-Za-z]+)$/
 export function parseReference(reference: string): ParsedReference | null {
   if (typeof reference !== 'string') return null;
   const match = REFERENCE.exec(reference);
-  const entry = match?.[2] === undefined ? undefined : INFIXES[match[2]];
+  const entry = match?.[2] === undefined ? undefined : BY_INFIX.get(match[2]);
   if (!match?.[1] || !entry) return null;
   return { kind: entry[0], webcode: match[1], environment: entry[1] };
 }

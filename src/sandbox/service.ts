@@ -1,4 +1,5 @@
 import type { Environment } from '../core/options.js';
+import { REFERENCE_INFIXES } from '../helpers/references.js';
 import { SESSION_STATUSES } from '../schemas/sessions.js';
 import { TEST_TERMINALS } from '../testing/index.js';
 import type { SandboxClock } from './clock.js';
@@ -46,15 +47,8 @@ export interface Answer {
   data: unknown;
 }
 
-const INFIX = {
-  session: { test: 'EXTT', live: 'EXT' },
-  payment: { test: 'PXTT', live: 'PXT' },
-  pos: { test: 'POSXT', live: 'POSX' },
-  refund: { test: 'RFXT', live: 'RFX' },
-  capture: { test: 'CTXT', live: 'CTX' },
-  cancel: { test: 'CAXT', live: 'CAX' },
-  extend: { test: 'EXXT', live: 'EXX' },
-} as const;
+/** The documented infixes, and the sandbox's own for extend operations (the reference shows none). */
+const INFIX = { ...REFERENCE_INFIXES, extend: { test: 'EXXT', live: 'EXX' } } as const;
 
 const POS_STATUSES = ['pending', 'success', 'failed', 'timeout'];
 const TERMINAL_TIMESTAMPS = { createdAt: '2025-01-15T09:00:00.000Z', updatedAt: '2025-06-01T12:00:00.000Z' };
@@ -464,7 +458,7 @@ export class SandboxService {
     try {
       const record: PosRecord = {
         environment,
-        posPaymentId: this.#timestampId(INFIX.pos[environment]),
+        posPaymentId: this.#timestampId(INFIX.posPayment[environment]),
         poiId,
         amount,
         status: 'pending',
