@@ -14,6 +14,7 @@ describeInBrowser('PaymentClient in a web page', () => {
   let browser: Browser;
   let server: Server;
   let origin: string;
+  const seenApiKeys: string[] = [];
 
   beforeAll(async () => {
     const bundle = await esbuild.build({
@@ -26,6 +27,33 @@ describeInBrowser('PaymentClient in a web page', () => {
     });
     const script = bundle.outputFiles[0]?.text ?? '';
     server = createServer((request, response) => {
+      // The service, on the page's own origin: the SDK's request from the page needs no CORS here.
+      if (request.url?.startsWith('/external/v1/test/pos/terminals?')) {
+        seenApiKeys.push(String(request.headers['x-api-key']));
+        response.setHeader('content-type', 'application/json');
+        response.end(JSON.stringify({ success: true, data: [{ poiId: 'V400m-TEST-000001', status: 'boarded', extra: 1 }] }));
+        return;
+      }
+      if (request.url === '/strict') {
+        // A page whose policy refuses eval: zod's compiled parsers cannot be made, the runtime ones work.
+        response.setHeader('content-security-policy', "script-src 'self'");
+        response.setHeader('content-type', 'text/html');
+        response.end('<!doctype html><title>strict shop</title><script type="module" src="/boot.js"></script>');
+        return;
+      }
+      if (request.url === '/boot.js') {
+        response.setHeader('content-type', 'text/javascript');
+        // Runs as the page's own script, where the policy applies (DevTools evaluation is exempt).
+        response.end(`import * as sdk from '/sdk.js';
+let evalRefused = false;
+try { new Function('return 1')(); } catch { evalRefused = true; }
+const client = new sdk.PaymentClient({ apiKey: 'sk_test_strict', webcode: 'SHOP1', baseUrl: location.origin, dangerouslyAllowBrowser: true });
+client.terminals.list().then(
+  (terminals) => { window.strictResult = { evalRefused, terminals }; },
+  (error) => { window.strictResult = { evalRefused, error: String(error) }; },
+);`);
+        return;
+      }
       if (request.url === '/sdk.js') {
         response.setHeader('content-type', 'text/javascript');
         response.end(script);
@@ -66,6 +94,31 @@ describeInBrowser('PaymentClient in a web page', () => {
     expect(result.refused?.message).toContain('browser');
     expect(result.refused?.message).not.toContain('SENTINEL');
     expect(result.environment).toBe('test');
+    await page.close();
+  }, 20_000);
+
+  it('sends a request from the page and validates the answer', async () => {
+    const page = await browser.newPage();
+    await page.goto(origin);
+    await page.addScriptTag({ type: 'module', content: "import * as sdk from '/sdk.js'; window.sdk = sdk;" });
+    await page.waitForFunction(() => 'sdk' in window);
+    const terminals = await page.evaluate(async (baseUrl) => {
+      const sdk = (window as unknown as { sdk: typeof import('../src/index.js') }).sdk;
+      const client = new sdk.PaymentClient({ apiKey: 'sk_test_browser', webcode: 'SHOP1', baseUrl, dangerouslyAllowBrowser: true });
+      return client.terminals.list();
+    }, origin);
+    expect(terminals).toEqual([{ poiId: 'V400m-TEST-000001', status: 'boarded', extra: 1 }]);
+    expect(seenApiKeys.at(-1)).toBe('sk_test_browser');
+    await page.close();
+  }, 20_000);
+
+  it('validates answers on a page whose Content-Security-Policy refuses eval', async () => {
+    const page = await browser.newPage();
+    await page.goto(`${origin}/strict`);
+    await page.waitForFunction(() => 'strictResult' in window);
+    const result = await page.evaluate(() => (window as unknown as { strictResult: unknown }).strictResult);
+    expect(result).toEqual({ evalRefused: true, terminals: [{ poiId: 'V400m-TEST-000001', status: 'boarded', extra: 1 }] });
+    expect(seenApiKeys.at(-1)).toBe('sk_test_strict');
     await page.close();
   }, 20_000);
 });
