@@ -85,9 +85,9 @@ function compiled<T>(schema: z.core.$ZodType<T>, net: Network): z.core.$ZodType<
 }
 
 /**
- * ky, p-retry and uuid are imported on the first request, not with the package: importing ky makes
- * Node load its fetch implementation (about 20 ms), which an app that only parses webhooks, decodes
- * redirects or builds a client at start-up does not need yet.
+ * ky, p-retry, uuid and zod's schema compiler are imported on the first request, not with the
+ * package: importing ky makes Node load its fetch implementation (about 20 ms), which an app that
+ * only parses webhooks, decodes redirects or builds a client at start-up does not need yet.
  */
 let network: Network | undefined;
 let loading: Promise<Network> | undefined;
@@ -241,7 +241,7 @@ export class Transport {
       request.headers['idempotency-key'] = request.idempotencyKey;
     }
     const client = this.#client(net.ky);
-    const schema = compiled(endpoint.response, net);
+    const schema = this.#options.validateResponses ? compiled(endpoint.response, net) : endpoint.response;
     const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;
