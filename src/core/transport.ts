@@ -107,6 +107,8 @@ export async function newIdempotencyKey(): Promise<string> {
   return (network ?? (await loadNetwork())).uuidv4();
 }
 
+const abortController = (controller: AbortController) => controller.abort();
+
 const RESERVED_HEADERS = new Set(['x-api-key', 'content-type', 'idempotency-key']);
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
 
@@ -250,28 +252,6 @@ export class Transport {
     let freeRetryUsed = false;
     let tokensSpent = 0;
 
-    /** Decides after a failed attempt: throws to give up, or waits and returns to try again. */
-    const onFailedAttempt = async (error: Error, attempt: number): Promise<void> => {
-      const free = !freeRetryUsed && attempt === 1 && isStaleSocket(error, retryClass);
-      if (!free) {
-        if (retries >= maxRetries || !isRetryable(error, retryClass)) throw error;
-        const cost = this.#budget ? this.#budget.withdraw(error) : 0;
-        if (cost === undefined) throw error;
-        tokensSpent += cost;
-        retries += 1;
-      }
-      freeRetryUsed ||= free;
-      const delayMs = free ? 0 : retryDelay(error, retries - 1);
-      this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delayMs} ms`, {
-        ...context,
-        attempt,
-        delayMs,
-        error: error.name,
-      });
-      await this.#options.hooks?.onRetry?.({ ...context, attempt, error, delayMs });
-      await sleep(delayMs, request.signal);
-    };
-
     try {
       request.signal?.throwIfAborted();
       let result: WithResponse<Result>;
@@ -280,6 +260,28 @@ export class Transport {
         // per call is measurable. A failure hands the remaining attempts to p-retry.
         result = await this.#attempt(client, schema, request, 1);
       } catch (error) {
+        // Decides after a failed attempt: throws to give up, or waits and returns to try again.
+        // Made only here: a call that succeeds at once needs no retry state.
+        const onFailedAttempt = async (failure: Error, attempt: number): Promise<void> => {
+          const free = !freeRetryUsed && attempt === 1 && isStaleSocket(failure, retryClass);
+          if (!free) {
+            if (retries >= maxRetries || !isRetryable(failure, retryClass)) throw failure;
+            const cost = this.#budget ? this.#budget.withdraw(failure) : 0;
+            if (cost === undefined) throw failure;
+            tokensSpent += cost;
+            retries += 1;
+          }
+          freeRetryUsed ||= free;
+          const delayMs = free ? 0 : retryDelay(failure, retries - 1);
+          this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delayMs} ms`, {
+            ...context,
+            attempt,
+            delayMs,
+            error: failure.name,
+          });
+          await this.#options.hooks?.onRetry?.({ ...context, attempt, error: failure, delayMs });
+          await sleep(delayMs, request.signal);
+        };
         await onFailedAttempt(error as Error, 1);
         result = await net.pRetry(
           (retryNumber) => {
@@ -378,7 +380,7 @@ export class Transport {
     attempt: number,
   ): Promise<WithResponse<Result>> {
     const timer = new AbortController();
-    const timeoutId = setTimeout(() => timer.abort(), request.timeout);
+    const timeoutId = setTimeout(abortController, request.timeout, timer);
     const signal = request.signal ? AbortSignal.any([request.signal, timer.signal]) : timer.signal;
     const started = this.#options.logger ? performance.now() : 0;
     let response: Response | undefined;
