@@ -70,21 +70,6 @@ type Network = typeof import('./network.js');
 type AttemptInit = Options & { attemptSignal: AbortSignal };
 
 /**
- * Response schemas compiled by zod into generated parsers on first use: a 100-item page validates
- * about ten times faster. A failure, a schema zod cannot compile, or a runtime without `new
- * Function` (edge workers) goes to the runtime parser, which words every issue.
- */
-const compiledSchemas = new WeakMap<object, z.core.$ZodType>();
-function compiled<T>(schema: z.core.$ZodType<T>, net: Network): z.core.$ZodType<T> {
-  let fast = compiledSchemas.get(schema);
-  if (!fast) {
-    fast = net.compile(schema);
-    compiledSchemas.set(schema, fast);
-  }
-  return fast as z.core.$ZodType<T>;
-}
-
-/**
  * ky, p-retry, uuid and zod's schema compiler are imported on the first request, not with the
  * package: importing ky makes Node load its fetch implementation (about 20 ms), which an app that
  * only parses webhooks, decodes redirects or builds a client at start-up does not need yet.
@@ -243,7 +228,7 @@ export class Transport {
       request.headers['idempotency-key'] = request.idempotencyKey;
     }
     const client = this.#client(net.ky);
-    const schema = this.#options.validateResponses ? compiled(endpoint.response, net) : endpoint.response;
+    const schema = this.#options.validateResponses ? net.compiled(endpoint.response) : endpoint.response;
     const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;

@@ -28,17 +28,14 @@ export const REFERENCE_INFIXES = {
   cancel: { test: 'CAXT', live: 'CAX' },
 } as const satisfies Record<ReferenceKind, Record<Environment, string>>;
 
-const BY_INFIX = new Map<string, [ReferenceKind, Environment]>(
-  Object.entries(REFERENCE_INFIXES).flatMap(([kind, infixes]) =>
-    Object.entries(infixes).map(([environment, infix]): [string, [ReferenceKind, Environment]] => [
-      infix,
-      [kind as ReferenceKind, environment as Environment],
-    ]),
-  ),
-);
+const BY_INFIX: Record<string, [ReferenceKind, Environment]> = {};
+for (const [kind, { test, live }] of Object.entries(REFERENCE_INFIXES)) {
+  BY_INFIX[test] = [kind as ReferenceKind, 'test'];
+  BY_INFIX[live] = [kind as ReferenceKind, 'live'];
+}
 
 // Greedy webcode: the infix is the last one, so a webcode may itself contain hyphens.
-const REFERENCE = new RegExp(`^(.+)-(${[...BY_INFIX.keys()].join('|')})-([0-9A-Za-z]+)$`);
+const REFERENCE = new RegExp(`^(.+)-(${Object.keys(BY_INFIX).join('|')})-([0-9A-Za-z]+)$`);
 
 /**
  * Reads a `sessionId`, `paymentReference`, `posPaymentId`, `refundReference`, `captureReference`
@@ -51,7 +48,7 @@ const REFERENCE = new RegExp(`^(.+)-(${[...BY_INFIX.keys()].join('|')})-([0-9A-Z
 export function parseReference(reference: string): ParsedReference | null {
   if (typeof reference !== 'string') return null;
   const match = REFERENCE.exec(reference);
-  const entry = match?.[2] === undefined ? undefined : BY_INFIX.get(match[2]);
+  const entry = match?.[2] === undefined ? undefined : BY_INFIX[match[2]];
   if (!match?.[1] || !entry) return null;
   return { kind: entry[0], webcode: match[1], environment: entry[1] };
 }
