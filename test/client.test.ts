@@ -108,20 +108,30 @@ describe('transport options', () => {
     expect(calls).toEqual([`${BASE_URL}${TERMINALS_PATH}?webcode=SHOP1`]);
   });
 
-  it('gives a custom fetch the attempt signal, aborted at the timeout', async () => {
+  // Without beforeRequest/afterResponse hooks an attempt goes straight to fetch; with them, through
+  // ky. A custom fetch sees the same request and the same attempt signal either way.
+  it.each([
+    ['without hooks', {}],
+    ['with hooks', { hooks: { afterResponse: () => undefined } }],
+  ])('gives a custom fetch the request and the attempt signal, aborted at the timeout (%s)', async (_route, extra) => {
+    const requests: Request[] = [];
     const signals: AbortSignal[] = [];
-    const stalling: typeof fetch = (_input, init) =>
+    const stalling: typeof fetch = (input, init) =>
       new Promise((_resolve, reject) => {
+        requests.push(new Request(input, init));
         const signal = init?.signal as AbortSignal;
         signals.push(signal);
         signal.addEventListener('abort', () => reject(signal.reason));
       });
 
-    const error = await client({ fetch: stalling, timeout: 50, maxRetries: 0 })
+    const error = await client({ fetch: stalling, timeout: 50, maxRetries: 0, ...extra })
       .terminals.list()
       .catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(TimeoutError);
+    expect(requests.map((request) => [request.method, request.url, request.headers.get('x-api-key')])).toEqual([
+      ['GET', `${BASE_URL}${TERMINALS_PATH}?webcode=SHOP1`, API_KEY],
+    ]);
     expect(signals).toHaveLength(1);
     expect(signals[0]?.aborted).toBe(true);
   });
@@ -144,6 +154,41 @@ describe('transport options', () => {
     await hooked.terminals.list();
     expect(order).toEqual(['before GET', `after 200 ${TERMINALS_PATH}`]);
     expect(seen[0]?.headers.get('x-trace')).toBe('abc');
+  });
+
+  it('sends the Request a beforeRequest hook returns instead', async () => {
+    respond('get', TERMINALS_PATH, () => success(terminals));
+    await client({
+      hooks: {
+        beforeRequest: (request) => new Request(request, { headers: { ...Object.fromEntries(request.headers), 'x-tenant': 't1' } }),
+      },
+    }).terminals.list();
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.headers.get('x-tenant')).toBe('t1');
+    expect(seen[0]?.headers.get('x-api-key')).toBe(API_KEY);
+  });
+
+  it('uses the Response an afterResponse hook returns instead', async () => {
+    respond('get', TERMINALS_PATH, () => success(terminals));
+    const replaced = [{ poiId: 'V400m-TEST-000002', status: 'boarded' }];
+    const result = await client({
+      hooks: { afterResponse: () => Response.json({ success: true, data: replaced }) },
+    }).terminals.list();
+    expect(result).toEqual(replaced);
+  });
+
+  it('lets an afterResponse hook read the body without taking it from the SDK', async () => {
+    respond('get', TERMINALS_PATH, () => success(terminals));
+    const bodies: unknown[] = [];
+    const result = await client({
+      hooks: {
+        afterResponse: async (_request, response) => {
+          bodies.push(await response.json());
+        },
+      },
+    }).terminals.list();
+    expect(bodies).toEqual([{ success: true, data: terminals }]);
+    expect(result).toEqual(terminals);
   });
 
   it('sends caller headers but never lets them replace the key', async () => {

@@ -1,4 +1,3 @@
-import type { KyInstance, Options } from 'ky';
 import type * as z from 'zod/mini';
 import { referenceProblem } from '../helpers/references.js';
 import type { ListMeta } from '../schemas/common.js';
@@ -12,6 +11,7 @@ import {
   TimeoutError,
   type ValidationIssue,
 } from './errors.js';
+import type { Send } from './network.js';
 import { type Logger, MAX_TIMER_MS, type ResolvedOptions } from './options.js';
 import { type Paginator, paginate } from './pagination.js';
 import { interpretResponse, parseWith, toIssues } from './response.js';
@@ -65,9 +65,6 @@ interface PreparedRequest {
 }
 
 type Network = typeof import('./network.js');
-
-/** ky passes options it does not know to `fetch` as they are: this is how the attempt's signal gets there. */
-type AttemptInit = Options & { attemptSignal: AbortSignal };
 
 /**
  * ky, p-retry, uuid and zod's schema compiler are imported on the first request, not with the
@@ -154,7 +151,7 @@ function toConnectionError(error: unknown, afterResponse: boolean): ConnectionEr
  */
 export class Transport {
   readonly #options: ResolvedOptions;
-  #ky: KyInstance | undefined;
+  #send: Send | undefined;
   readonly #pathPrefix: string;
   readonly #userAgent: string;
   readonly #webcodeQuery: string;
@@ -170,26 +167,19 @@ export class Transport {
     this.#userAgent = `payment-service-sdk/${VERSION}${runtime ? ` node/${runtime}` : ''}${app}`;
   }
 
-  /** The ky instance, made on the first request. Retries and timeouts are the SDK's, so ky's are off. */
-  #client(ky: Network['ky']): KyInstance {
+  /**
+   * How attempts go out, chosen on the first request. Without `beforeRequest` or `afterResponse`
+   * hooks, straight to `fetch`: retries, timeouts and error mapping are the SDK's, and ky's request
+   * pipeline would add about a quarter of a loopback exchange for nothing (docs/benchmarks.md).
+   * With them, through ky, which runs them.
+   */
+  #sender(net: Network): Send {
     const { hooks, fetch } = this.#options;
-    this.#ky ??= ky.create({
-      retry: 0,
-      timeout: false,
-      throwHttpErrors: false,
-      // The attempt's signal reaches fetch directly. Given to ky as `signal`, it would be merged with
-      // ky's own controller (AbortSignal.any) on every call, for an abort ky never makes here.
-      fetch: (request, init) => (fetch ?? globalThis.fetch)(request, { signal: (init as AttemptInit).attemptSignal }),
-      ...(hooks?.beforeRequest || hooks?.afterResponse
-        ? {
-            hooks: {
-              beforeRequest: hooks.beforeRequest ? [({ request }) => hooks.beforeRequest?.(request)] : [],
-              afterResponse: hooks.afterResponse ? [({ request, response }) => hooks.afterResponse?.(request, response)] : [],
-            },
-          }
-        : {}),
-    });
-    return this.#ky;
+    this.#send ??=
+      hooks?.beforeRequest || hooks?.afterResponse
+        ? net.sendWithHooks(hooks, fetch)
+        : (url, init) => (fetch ?? globalThis.fetch)(url, init);
+    return this.#send;
   }
 
   /** The client's logger, for layers above the transport (POS recovery). */
@@ -227,7 +217,7 @@ export class Transport {
       request.idempotencyKey = options.idempotencyKey ?? net.uuidv4();
       request.headers['idempotency-key'] = request.idempotencyKey;
     }
-    const client = this.#client(net.ky);
+    const send = this.#sender(net);
     const schema = this.#options.validateResponses ? net.compiled(endpoint.response) : endpoint.response;
     const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
@@ -243,7 +233,7 @@ export class Transport {
       try {
         // The first attempt goes out directly: most calls succeed at once, and p-retry's set-up
         // per call is measurable. A failure hands the remaining attempts to p-retry.
-        result = await this.#attempt(client, schema, request, 1);
+        result = await this.#attempt(send, schema, request, 1);
       } catch (error) {
         // Decides after a failed attempt: throws to give up, or waits and returns to try again.
         // Made only here: a call that succeeds at once needs no retry state.
@@ -271,7 +261,7 @@ export class Transport {
         result = await net.pRetry(
           (retryNumber) => {
             attempts = retryNumber + 1;
-            return this.#attempt(client, schema, request, attempts);
+            return this.#attempt(send, schema, request, attempts);
           },
           {
             // With the first attempt, one spare for the free stale-socket resend; `onFailedAttempt`
@@ -359,7 +349,7 @@ export class Transport {
   }
 
   async #attempt<Result>(
-    client: KyInstance,
+    send: Send,
     schema: z.core.$ZodType<Result>,
     request: PreparedRequest,
     attempt: number,
@@ -371,8 +361,7 @@ export class Transport {
     let response: Response | undefined;
     let text: string;
     try {
-      const init: AttemptInit = { method: request.method, headers: request.headers, body: request.body ?? null, attemptSignal: signal };
-      response = await client(request.url, init);
+      response = await send(request.url, { method: request.method, headers: request.headers, body: request.body ?? null, signal });
       text = await response.text();
     } catch (error) {
       if (request.signal?.aborted) throw request.signal.reason;
