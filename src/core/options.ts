@@ -22,7 +22,11 @@ export interface RetryInfo extends RequestContext {
   delayMs: number;
 }
 
-/** Hooks around every HTTP attempt, for adapters that trace or decorate the exchange. */
+/**
+ * Hooks around every HTTP attempt, for adapters that trace or decorate the exchange. A client with
+ * `beforeRequest` or `afterResponse` sends its attempts through ky, which runs them; one without
+ * sends them straight to `fetch`, which is cheaper.
+ */
 export interface ClientHooks {
   /** Called before each retry, after the decision to retry and before the wait. */
   onRetry?: (info: RetryInfo) => void | Promise<void>;
@@ -50,7 +54,11 @@ export interface ClientOptions {
   posTimeout?: number | undefined;
   /** Retries after the first attempt, for failures that are safe to retry. Default 2. */
   maxRetries?: number | undefined;
-  /** A `fetch` implementation to use instead of the global one. */
+  /**
+   * A `fetch` implementation to use instead of the global one. Called as `fetch(url, init)`, with
+   * the method, headers, body and the attempt's `signal` in `init`; on a client with
+   * `beforeRequest` or `afterResponse` hooks, as `fetch(request, { signal })`.
+   */
   fetch?: typeof fetch | undefined;
   /**
    * The client's retry budget, a token bucket shared by all its calls so that an outage does not
