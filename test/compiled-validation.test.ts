@@ -1,13 +1,15 @@
 import { describe, expect, it, vi } from 'vitest';
+import { ResponseValidationError } from '../src/index.js';
 import { SessionSchema } from '../src/schemas/sessions.js';
 import { client, respond, success, useMsw } from './support/msw.js';
 
-// The transport's wiring to zod's compiler: the compiled parser must be the one that validates.
-const compile = vi.hoisted(() => vi.fn());
+// The transport's wiring to zod's compiler: the compiled schema must be the one that validates.
+const { compile, validate } = vi.hoisted(() => ({ compile: vi.fn(), validate: vi.fn() }));
 vi.mock('../src/core/schema-compiler.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../src/core/schema-compiler.js')>();
   compile.mockImplementation(original.compile);
-  return { compile };
+  validate.mockImplementation(original.validate);
+  return { compile, validate };
 });
 
 useMsw();
@@ -24,30 +26,51 @@ describe('responses validated by compiled parsers', () => {
   it('compiles an endpoint response schema once, on first use, and validates with it', async () => {
     respond('get', SESSION_PATH, () => success(session));
     const sdk = client();
-    const validations = vi.fn();
     compile.mockClear();
+    validate.mockClear();
 
     await sdk.sessions.retrieve(session.sessionId);
-    await sdk.sessions.retrieve(session.sessionId);
+    const result = await sdk.sessions.retrieve(session.sessionId);
 
     expect(compile).toHaveBeenCalledTimes(1);
     expect(compile.mock.calls[0]?.[0]).toBe(SessionSchema);
-    // The schema the transport validates with is the compiled one that compile returned.
-    const compiledSchema = compile.mock.results[0]?.value as { _zod: { run: (...args: unknown[]) => unknown } };
-    const run = compiledSchema._zod.run;
-    compiledSchema._zod.run = (...args: unknown[]) => {
-      validations();
-      return run(...args);
-    };
-    await sdk.sessions.retrieve(session.sessionId);
-    compiledSchema._zod.run = run;
-    expect(validations).toHaveBeenCalledTimes(1);
+    // Each response is checked once, by the compiled schema that compile returned.
+    const compiledSchema = compile.mock.results[0]?.value;
+    expect(validate.mock.calls).toEqual([
+      [compiledSchema, session],
+      [compiledSchema, session],
+    ]);
+    expect(validate.mock.results.map((outcome) => outcome.value)).toEqual([true, true]);
+    expect(result).toStrictEqual(session);
+  });
+
+  it('re-parses data the compiled check refuses, to word the issues', async () => {
+    respond('get', SESSION_PATH, () => success({ ...session, amount: { value: 10.5, currency: 'EUR' } }));
+    validate.mockClear();
+    const error = await client()
+      .sessions.retrieve(session.sessionId)
+      .then(undefined, (caught: unknown) => caught);
+    expect(validate.mock.results.map((outcome) => outcome.value)).toEqual([false]);
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect((error as ResponseValidationError).issues).toEqual([{ path: 'data.amount.value', message: 'must be an integer' }]);
+  });
+
+  it('leaves a schema that reshapes what it accepts to the runtime parser', async () => {
+    respond('post', '/external/v1/test/payment/extend', () => success(null));
+    compile.mockClear();
+    validate.mockClear();
+    const result = await client().modifications.extend({ paymentReference: 'SHOP1-PXTT-1' });
+    expect(compile).not.toHaveBeenCalled();
+    expect(validate).not.toHaveBeenCalled();
+    expect(result).toEqual({});
   });
 
   it('compiles nothing when responses are not validated', async () => {
     respond('get', SESSION_PATH, () => success(session));
     compile.mockClear();
+    validate.mockClear();
     await client({ validateResponses: false }).sessions.retrieve(session.sessionId);
     expect(compile).not.toHaveBeenCalled();
+    expect(validate).not.toHaveBeenCalled();
   });
 });

@@ -4,27 +4,34 @@
 import ky, { type Options } from 'ky';
 import type * as z from 'zod/mini';
 import type { ClientHooks } from './options.js';
-import { compile } from './schema-compiler.js';
+import { changesMadeBy } from './schema-changes.js';
+import { compile, validate } from './schema-compiler.js';
 
 export { isNetworkError } from 'ky';
 export { default as pRetry } from 'p-retry';
 export { v4 as uuidv4 } from 'uuid';
 
-const compiledSchemas = new WeakMap<object, z.core.$ZodType>();
+const checkers = new WeakMap<object, (data: unknown) => unknown>();
 
 /**
- * `schema` compiled by zod into a generated parser, made on first use: a 100-item page validates
- * about ten times faster. A failure, a schema zod cannot compile, or a runtime without `new
- * Function` (edge workers, pages whose CSP refuses eval) goes to the runtime parser, which words
- * every issue.
+ * A check of response data against `schema` by code zod generates from it, made on first use.
+ * It returns the data to hand back as it is, or `undefined` (JSON has no `undefined`) to leave the
+ * data to the runtime parser, which words every issue of invalid data. Valid data is handed back
+ * as parsed from JSON, checked without building zod's copy of it: a 100-item page in about 1 µs,
+ * against about 10 µs for zod's generated parser and 95 µs for the runtime one. That is right only
+ * for a schema that changes nothing it accepts (every record and listing: see `changesMadeBy`); the
+ * two that reshape theirs (`modifications.extend`, the modifications of one payment), a schema
+ * zod cannot compile, and a runtime without `new Function` (edge workers, pages whose CSP refuses
+ * eval) leave every value to the runtime parser.
  */
-export function compiled<T>(schema: z.core.$ZodType<T>): z.core.$ZodType<T> {
-  let fast = compiledSchemas.get(schema);
-  if (!fast) {
-    fast = compile(schema);
-    compiledSchemas.set(schema, fast);
+export function checker<T>(schema: z.core.$ZodType<T>): (data: unknown) => T | undefined {
+  let check = checkers.get(schema);
+  if (!check) {
+    const fast = changesMadeBy(schema).length === 0 ? compile(schema) : undefined;
+    check = fast ? (data) => (validate(fast, data) ? data : undefined) : () => undefined;
+    checkers.set(schema, check);
   }
-  return fast as z.core.$ZodType<T>;
+  return check as (data: unknown) => T | undefined;
 }
 
 /** What one attempt sends: a `RequestInit` that `fetch` and ky both take. */

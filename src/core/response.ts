@@ -122,14 +122,15 @@ function toApiError(status: number, failure: Failure | undefined, details: ApiEr
 }
 
 /**
- * Reads one HTTP exchange: returns the success envelope's `data` (checked against `schema` when
- * `validate` is on) or throws the typed error the body and status call for.
+ * Reads one HTTP exchange: returns the success envelope's `data` or throws the typed error the
+ * body and status call for. With `check` (validation on), `data` is what it hands back; when it
+ * hands back `undefined`, `data` is parsed with `schema`, which words what is wrong.
  */
 export function interpretResponse<T>(
   response: Response,
   text: string,
   schema: z.core.$ZodType<T>,
-  validate: boolean,
+  check: ((data: unknown) => T | undefined) | undefined,
   context: RequestContext,
 ): T {
   const body = parseJson(text);
@@ -157,7 +158,9 @@ export function interpretResponse<T>(
       context,
     });
   }
-  if (!validate) return envelope.data as T;
+  if (!check) return envelope.data as T;
+  const checked = check(envelope.data);
+  if (checked !== undefined) return checked;
   const parsed = parseWith(schema, envelope.data);
   if (!parsed.success) {
     throw new ResponseValidationError('The service answered data the SDK cannot rely on', {

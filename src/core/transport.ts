@@ -218,7 +218,7 @@ export class Transport {
       request.headers['idempotency-key'] = request.idempotencyKey;
     }
     const send = this.#sender(net);
-    const schema = this.#options.validateResponses ? net.compiled(endpoint.response) : endpoint.response;
+    const check = this.#options.validateResponses ? net.checker(endpoint.response) : undefined;
     const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;
@@ -233,7 +233,7 @@ export class Transport {
       try {
         // The first attempt goes out directly: most calls succeed at once, and p-retry's set-up
         // per call is measurable. A failure hands the remaining attempts to p-retry.
-        result = await this.#attempt(send, schema, request, 1);
+        result = await this.#attempt(send, endpoint.response, check, request, 1);
       } catch (error) {
         // Decides after a failed attempt: throws to give up, or waits and returns to try again.
         // Made only here: a call that succeeds at once needs no retry state.
@@ -261,7 +261,7 @@ export class Transport {
         result = await net.pRetry(
           (retryNumber) => {
             attempts = retryNumber + 1;
-            return this.#attempt(send, schema, request, attempts);
+            return this.#attempt(send, endpoint.response, check, request, attempts);
           },
           {
             // With the first attempt, one spare for the free stale-socket resend; `onFailedAttempt`
@@ -351,6 +351,7 @@ export class Transport {
   async #attempt<Result>(
     send: Send,
     schema: z.core.$ZodType<Result>,
+    check: ((data: unknown) => Result | undefined) | undefined,
     request: PreparedRequest,
     attempt: number,
   ): Promise<WithResponse<Result>> {
@@ -385,7 +386,7 @@ export class Transport {
         apiKey: '[redacted]',
       },
     );
-    const data = interpretResponse(response, text, schema, this.#options.validateResponses, {
+    const data = interpretResponse(response, text, schema, check, {
       method: request.method,
       path: request.path,
       idempotencyKey: request.idempotencyKey,
