@@ -7,7 +7,7 @@
  *
  * Every scenario runs twice, once per way an attempt goes out: through ky when the client has
  * `beforeRequest` or `afterResponse` hooks (attempts seen by a `beforeRequest` hook), and straight
- * to `fetch` when it has none (attempts seen by a custom `fetch`).
+ * to the global `fetch` when it has none (attempts seen by a spy on it).
  */
 import { type AddressInfo, connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -79,10 +79,24 @@ interface Harness {
 const ROUTES = ['through ky, which runs the hooks', 'straight to fetch, without hooks'] as const;
 let route: (typeof ROUTES)[number] = ROUTES[0];
 
+// On the fetch route the clients call the global fetch, which a spy watches: each harness records
+// the attempts carrying its own API key.
+const realFetch = globalThis.fetch;
+const recorders = new Map<string, (request: Request) => void>();
+let harnesses = 0;
+function watchGlobalFetch(): void {
+  vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) => {
+    const request = new Request(input, init);
+    recorders.get(request.headers.get('x-api-key') ?? '')?.(request);
+    return realFetch(input, init);
+  });
+}
+
 function sdk(options: ClientOptions = {}): Harness {
   const sent: Sent[] = [];
   const retries: RetryInfo[] = [];
   const { hooks, ...rest } = options;
+  const apiKey = `sk_test_harness${++harnesses}`;
   const record = (request: Request) => {
     sent.push({
       method: request.method,
@@ -94,21 +108,14 @@ function sdk(options: ClientOptions = {}): Harness {
     retries.push(info);
     await hooks?.onRetry?.(info);
   };
+  if (route === ROUTES[1]) recorders.set(apiKey, record);
   const client = new PaymentClient({
-    apiKey: 'sk_test_x',
+    apiKey,
     webcode: 'SHOP1',
     baseUrl: server.baseUrl,
     environment: 'test',
     ...rest,
-    ...(route === ROUTES[0]
-      ? { hooks: { beforeRequest: record, onRetry } }
-      : {
-          fetch: (input, init) => {
-            record(new Request(input, init));
-            return fetch(input, init);
-          },
-          hooks: { onRetry },
-        }),
+    hooks: route === ROUTES[0] ? { beforeRequest: record, onRetry } : { onRetry },
   });
   return { client, sent, retries };
 }
@@ -214,6 +221,8 @@ async function relay(port: number): Promise<{ close(): Promise<void> }> {
 describe.each(ROUTES)('%s', (current) => {
   beforeEach(() => {
     route = current;
+    recorders.clear();
+    if (route === ROUTES[1]) watchGlobalFetch();
   });
 
   describe('issue scenarios', () => {

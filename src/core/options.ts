@@ -55,9 +55,9 @@ export interface ClientOptions {
   /** Retries after the first attempt, for failures that are safe to retry. Default 2. */
   maxRetries?: number | undefined;
   /**
-   * A `fetch` implementation to use instead of the global one. Called as `fetch(url, init)`, with
-   * the method, headers, body and the attempt's `signal` in `init`; on a client with
-   * `beforeRequest` or `afterResponse` hooks, as `fetch(request, { signal })`.
+   * A `fetch` implementation to use instead of the global one. Called as `fetch(request, { signal })`
+   * for each attempt, with the attempt's signal, which aborts at the timeout or when the call's own
+   * `signal` aborts.
    */
   fetch?: typeof fetch | undefined;
   /**

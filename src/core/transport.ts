@@ -171,14 +171,17 @@ export class Transport {
    * How attempts go out, chosen on the first request. Without `beforeRequest` or `afterResponse`
    * hooks, straight to `fetch`: retries, timeouts and error mapping are the SDK's, and ky's request
    * pipeline would add about a quarter of a loopback exchange for nothing (docs/benchmarks.md).
-   * With them, through ky, which runs them.
+   * With them, through ky, which runs them. A custom `fetch` is called as `fetch(request, { signal })`
+   * either way; the global one is handed the URL and init, which spares building a `Request` twice.
    */
   #sender(net: Network): Send {
     const { hooks, fetch } = this.#options;
     this.#send ??=
       hooks?.beforeRequest || hooks?.afterResponse
         ? net.sendWithHooks(hooks, fetch)
-        : (url, init) => (fetch ?? globalThis.fetch)(url, init);
+        : fetch
+          ? (url, init) => fetch(new Request(url, init), { signal: init.signal })
+          : (url, init) => globalThis.fetch(url, init);
     return this.#send;
   }
 
