@@ -5,8 +5,9 @@
  * subpaths never end up in it. Needs dist/ built (`npm run check:size` builds first).
  *
  * The root is bundled from dist/index.mjs with esbuild (`splitting: true`), so code behind a dynamic
- * `import()` lands in lazy chunks: ky, p-retry, uuid and zod's schema compiler (loaded by the first
- * API call) and jose (loaded by the first decodeRedirectData). Each stage has its budget.
+ * `import()` lands in lazy chunks: p-retry, uuid and zod's schema compiler (loaded by the first API
+ * call), ky (loaded by the first call of a client with hooks) and jose (loaded by the first
+ * decodeRedirectData). Each stage has its budget.
  */
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
@@ -17,10 +18,11 @@ import { build } from 'esbuild';
 /**
  * Budgets in bytes (1 kB = 1000 B), min+gzip. Measured size + ~5%: lower them as the bundle shrinks.
  * `initial` is what importing the package loads; `request` adds the chunk the first API call loads
- * (ky, p-retry, uuid, zod's schema compiler); `total` adds jose, loaded by the first decodeRedirectData.
+ * (p-retry, uuid, zod's schema compiler); `total` adds ky (a client with hooks) and jose (the first
+ * decodeRedirectData).
  */
 const BUDGET_INITIAL = 25_500;
-const BUDGET_REQUEST = 47_500;
+const BUDGET_REQUEST = 39_500;
 const BUDGET_TOTAL = 57_500;
 
 /** Text that exists only in a subpath: none of it may appear in the root bundle. */
@@ -95,7 +97,7 @@ const rows = outputs.map(([path, output]) => {
   const bytes = files.get(path);
   const packages = packagesOf(output);
   const contents = [...packages].map(([name, size]) => `${name} ${kB(size)}`).join(', ') || '(glue)';
-  const load = initial.has(path) ? 'initial' : packages.has('ky') ? 'request' : 'lazy';
+  const load = initial.has(path) ? 'initial' : packages.has('p-retry') ? 'request' : 'lazy';
   return { path, load, min: bytes.length, gz: gzip(bytes), packages, contents };
 });
 const initialGz = rows.filter((row) => row.load === 'initial').reduce((sum, row) => sum + row.gz, 0);

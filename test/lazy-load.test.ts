@@ -3,8 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 
-// Importing the built package must not load ky, p-retry, uuid, jose or zod's schema compiler (nor
-// Node's fetch with ky): they load on first use. `npm test` builds dist/ first.
+// Importing the built package must not load ky, p-retry, uuid, jose or zod's schema compiler: they
+// load on first use, and ky only for a client with beforeRequest/afterResponse hooks, which it
+// runs. `npm test` builds dist/ first.
 const script = `
 import { registerHooks } from 'node:module';
 const loaded = [];
@@ -14,22 +15,28 @@ const sdk = await import(${JSON.stringify(new URL('../dist/index.mjs', import.me
 const afterImport = packages();
 sdk.parseWebhook({ event_code: 'AUTHORISATION', data: { paymentReference: 'SHOP1-PXTT-1' } });
 const afterWebhook = packages();
-const client = new sdk.PaymentClient({
+const options = {
   apiKey: 'sk_test_lazy', webcode: 'SHOP1', baseUrl: 'http://127.0.0.1:9', maxRetries: 0,
   fetch: async () => new Response(JSON.stringify({ success: true, data: { sessionId: 'SHOP1-EXTT-1', paymentUrl: 'http://127.0.0.1/p', status: 'pending', amount: { value: 100, currency: 'EUR' } } })),
-});
-const session = await client.sessions.create({ amount: { value: 100, currency: 'EUR' }, urlOk: 'https://a.example/ok', urlKo: 'https://a.example/ko' });
-console.log(JSON.stringify({ afterImport, afterWebhook, afterRequest: packages(), sessionId: session.sessionId }));
+};
+const params = { amount: { value: 100, currency: 'EUR' }, urlOk: 'https://a.example/ok', urlKo: 'https://a.example/ko' };
+const session = await new sdk.PaymentClient(options).sessions.create(params);
+const afterRequest = packages();
+const statuses = [];
+const hooked = await new sdk.PaymentClient({ ...options, hooks: { afterResponse: (_request, response) => { statuses.push(response.status); } } }).sessions.create(params);
+console.log(JSON.stringify({ afterImport, afterWebhook, afterRequest, afterHookedRequest: packages(), sessionIds: [session.sessionId, hooked.sessionId], statuses }));
 `;
 
-it('loads ky, p-retry, uuid and the schema compiler on the first request, not on import', async () => {
+it('loads p-retry, uuid and the schema compiler on the first request, and ky on the first request with hooks', async () => {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root });
   const result = JSON.parse(stdout) as Record<string, unknown>;
   expect(result).toEqual({
     afterImport: [],
     afterWebhook: [],
-    afterRequest: ['ky', 'p-retry', 'schema-compiler', 'uuid'],
-    sessionId: 'SHOP1-EXTT-1',
+    afterRequest: ['p-retry', 'schema-compiler', 'uuid'],
+    afterHookedRequest: ['ky', 'p-retry', 'schema-compiler', 'uuid'],
+    sessionIds: ['SHOP1-EXTT-1', 'SHOP1-EXTT-1'],
+    statuses: [200],
   });
 }, 20_000);

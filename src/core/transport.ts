@@ -11,7 +11,6 @@ import {
   TimeoutError,
   type ValidationIssue,
 } from './errors.js';
-import type { Send } from './network.js';
 import { type Logger, MAX_TIMER_MS, type ResolvedOptions } from './options.js';
 import { type Paginator, paginate } from './pagination.js';
 import { interpretResponse, parseWith, toIssues } from './response.js';
@@ -66,10 +65,21 @@ interface PreparedRequest {
 
 type Network = typeof import('./network.js');
 
+/** What one attempt sends: a `RequestInit` that `fetch` and ky both take. */
+export interface AttemptRequest {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body: string | null;
+  signal: AbortSignal;
+}
+
+/** Sends one attempt. */
+export type Send = (url: string, init: AttemptRequest) => Promise<Response>;
+
 /**
- * ky, p-retry, uuid and zod's schema compiler are imported on the first request, not with the
- * package: importing ky makes Node load its fetch implementation (about 20 ms), which an app that
- * only parses webhooks, decodes redirects or builds a client at start-up does not need yet.
+ * p-retry, uuid and zod's schema compiler are imported on the first request, not with the package
+ * (and ky on the first request of a client with hooks): an app that only parses webhooks, decodes
+ * redirects or builds a client at start-up does not need them yet.
  */
 let network: Network | undefined;
 let loading: Promise<Network> | undefined;
@@ -117,11 +127,6 @@ function checkRequestOptions(options: RequestOptions, issues: ValidationIssue[])
   }
 }
 
-/** The error at the root of a fetch failure: ky's wrapper carries the request (and its key), so it is dropped. */
-function rootCause(error: unknown): unknown {
-  return network?.isNetworkError(error) ? error.cause : error;
-}
-
 /** The chain of causes below a fetch failure, outermost first (bounded: causes can be cyclic). */
 function causeChain(error: unknown): unknown[] {
   const chain: unknown[] = [];
@@ -132,8 +137,7 @@ function causeChain(error: unknown): unknown[] {
   return chain;
 }
 
-function toConnectionError(error: unknown, afterResponse: boolean): ConnectionError {
-  const cause = rootCause(error);
+function toConnectionError(cause: unknown, afterResponse: boolean): ConnectionError {
   const chain = causeChain(cause);
   const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string') as string | undefined;
   const messages = chain.flatMap((item) => (item instanceof Error ? [item.message] : typeof item === 'string' ? [item] : []));
@@ -174,14 +178,15 @@ export class Transport {
    * With them, through ky, which runs them. A custom `fetch` is called as `fetch(request, { signal })`
    * either way; the global one is handed the URL and init, which spares building a `Request` twice.
    */
-  #sender(net: Network): Send {
+  async #sender(): Promise<Send> {
     const { hooks, fetch } = this.#options;
-    this.#send ??=
-      hooks?.beforeRequest || hooks?.afterResponse
-        ? net.sendWithHooks(hooks, fetch)
-        : fetch
-          ? (url, init) => fetch(new Request(url, init), { signal: init.signal })
-          : (url, init) => globalThis.fetch(url, init);
+    if (hooks?.beforeRequest || hooks?.afterResponse) {
+      const { sendWithHooks } = await import('./ky-route.js');
+      this.#send ??= sendWithHooks(hooks, fetch);
+    }
+    this.#send ??= fetch
+      ? (url, init) => fetch(new Request(url, init), { signal: init.signal })
+      : (url, init) => globalThis.fetch(url, init);
     return this.#send;
   }
 
@@ -220,7 +225,7 @@ export class Transport {
       request.idempotencyKey = options.idempotencyKey ?? net.uuidv4();
       request.headers['idempotency-key'] = request.idempotencyKey;
     }
-    const send = this.#sender(net);
+    const send = this.#send ?? (await this.#sender());
     const check = this.#options.validateResponses ? net.checker(endpoint.response) : undefined;
     const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
@@ -371,7 +376,7 @@ export class Transport {
       if (request.signal?.aborted) throw request.signal.reason;
       if (timer.signal.aborted) throw new TimeoutError(request.timeout);
       // A hook's own error is the caller's to see as thrown; only fetch failures are connection errors.
-      if (network?.isNetworkError(error) || error instanceof TypeError) throw toConnectionError(error, response !== undefined);
+      if (error instanceof TypeError) throw toConnectionError(error, response !== undefined);
       throw error;
     } finally {
       clearTimeout(timeoutId);
