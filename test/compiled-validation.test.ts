@@ -44,6 +44,27 @@ describe('responses validated by compiled parsers', () => {
     expect(result).toStrictEqual(session);
   });
 
+  it('hands back valid data without running the runtime parser, which only words invalid data', async () => {
+    const runtime = SessionSchema._zod.run;
+    const runs = vi.fn();
+    SessionSchema._zod.run = (...args) => {
+      runs();
+      return runtime(...args);
+    };
+    try {
+      const sdk = client();
+      respond('get', SESSION_PATH, () => success(session));
+      expect(await sdk.sessions.retrieve(session.sessionId)).toStrictEqual(session);
+      expect(runs).not.toHaveBeenCalled();
+
+      respond('get', SESSION_PATH, () => success({ ...session, status: 7 }));
+      await expect(sdk.sessions.retrieve(session.sessionId)).rejects.toBeInstanceOf(ResponseValidationError);
+      expect(runs).toHaveBeenCalled();
+    } finally {
+      SessionSchema._zod.run = runtime;
+    }
+  });
+
   it('re-parses data the compiled check refuses, to word the issues', async () => {
     respond('get', SESSION_PATH, () => success({ ...session, amount: { value: 10.5, currency: 'EUR' } }));
     validate.mockClear();
