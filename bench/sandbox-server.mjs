@@ -18,7 +18,7 @@ createInterface({ input: process.stdin }).on('line', (command) => {
   } else if (command === 'report') {
     const { user, system } = process.cpuUsage(cpuMark);
     const cpuPercent = ((user + system) / 1000 / (performance.now() - wallMark)) * 100;
-    console.log(JSON.stringify({ cpuPercent, sessions: sandbox.state.sessions.length }));
+    console.log(JSON.stringify({ cpuPercent, sessions: sandbox.records.counts().sessions }));
   }
 });
 process.on('SIGTERM', () => void sandbox.close().then(() => process.exit(0)));

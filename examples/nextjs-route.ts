@@ -97,7 +97,7 @@ if (isMain(import.meta.url)) {
     const card = TEST_CARDS.visa;
     const form = { cardNumber: card.number, expiryMonth: card.expiryMonth, expiryYear: card.expiryYear, cvc: card.cvc };
     await fetch(session.paymentUrl, { method: 'POST', body: new URLSearchParams({ ...form, holderName: TEST_SUCCESS_CARDHOLDER }) });
-    const delivered = () => sandbox.state.deliveries.some((delivery) => delivery.delivered);
+    const delivered = () => sandbox.records.deliveries().some((delivery) => delivery.delivered);
     for (let tries = 0; tries < 100 && !delivered(); tries++) await new Promise((resolve) => setTimeout(resolve, 20));
     console.log('stored:', [...store.events.keys()]);
     const bad = await POST(new Request('http://localhost:3000/api/webhooks', { method: 'POST', body: '{"event_code":' }));

@@ -112,7 +112,7 @@ if (isMain(import.meta.url)) {
         });
         await fetch(session.paymentUrl, { method: 'POST', body: new URLSearchParams({ ...form, holderName: TEST_SUCCESS_CARDHOLDER }) });
       }
-      const paymentReference = setup.sandbox.state.sessions[0]?.paymentReference ?? '';
+      const paymentReference = setup.sandbox.records.sessions()[0]?.paymentReference ?? '';
       await setup.client.modifications.refund({ paymentReference, amount: { value: 1000, currency: 'EUR' }, reason: 'Cold, sorry' });
     }
     const csv = await reconcile(setup.client, {

@@ -112,7 +112,7 @@ for (const shop of shops) {
       expect(answer.status).toBe(303);
       const paymentUrl = answer.headers.get('location') ?? '';
       expect(paymentUrl).toMatch(/\/pay-external-test\/\w+$/);
-      const session = sandbox.state.sessions.find((candidate) => candidate.sessionId === paidOrder.sessionId);
+      const session = sandbox.records.sessions().find((candidate) => candidate.sessionId === paidOrder.sessionId);
       expect(session).toMatchObject({
         amount: { value: 3150, currency: 'EUR' },
         customReference: 'order-7',
@@ -127,9 +127,9 @@ for (const shop of shops) {
       expect(await paid.text()).toMatch(/^paid: .*payment \S+-PXTT-\d+ received for order-7$/);
 
       await eventually(sandbox, () => paidOrder.status === 'paid');
-      expect(paidOrder.paymentReference).toBe(session?.paymentReference);
+      expect(paidOrder.paymentReference).toBe(sandbox.records.session(paidOrder.sessionId ?? '')?.paymentReference);
       await sandbox.webhooksSettled(); // the order is paid before the answer reaches the sandbox
-      const deliveries = sandbox.state.deliveries.filter((delivery) => delivery.event.data.customReference === 'order-7');
+      const deliveries = sandbox.records.deliveries().filter((delivery) => delivery.event.data.customReference === 'order-7');
       expect(deliveries.map((delivery) => [delivery.url, delivery.attempts.map((attempt) => attempt.status)])).toEqual([
         [`${url}/webhooks`, [200]],
       ]);
@@ -292,7 +292,7 @@ describe('examples/pos-recovery.ts', () => {
     expect(await charge(1_000, 'till-4', offline.poiId)).toEqual({ kind: 'offline' });
     const timeout = await charge(posTestAmount('timeout'), 'till-5');
     expect(timeout).toMatchObject({ kind: 'paid', recovered: true });
-    expect(sandbox.state.posPayments.filter((payment) => payment.customReference === 'till-5')).toHaveLength(1);
+    expect(sandbox.records.posPayments().filter((payment) => payment.customReference === 'till-5')).toHaveLength(1);
     expect(lines).toEqual([
       expect.stringMatching(/^till-1: 10\.00 EUR paid, \S+-POSXT-\d+$/),
       expect.stringMatching(/^till-2: 10\.77 EUR declined by the terminal/),
@@ -314,7 +314,7 @@ describe('examples/pos-recovery.ts', () => {
     expect(lines.at(-1)).toContain('client.pos.resumeRecovery({"idempotencyKey"');
     const resumed = await resumeCharge(client, saved.get('till-6') ?? '', { recover: { pollIntervalMs: 10, maxWaitMs: 5_000 }, log });
     expect(resumed).toMatchObject({ kind: 'paid', recovered: true });
-    expect(sandbox.state.posPayments.filter((payment) => payment.customReference === 'till-6')).toHaveLength(1);
+    expect(sandbox.records.posPayments().filter((payment) => payment.customReference === 'till-6')).toHaveLength(1);
   });
 });
 
@@ -369,7 +369,7 @@ describe('examples/reconciliation.ts', () => {
       description: 'never paid',
     });
     await pay(declined.paymentUrl, 'DECLINED');
-    const [first] = sandbox.state.sessions;
+    const [first] = sandbox.records.sessions();
     const refund = await client.modifications.refund({
       paymentReference: first?.paymentReference ?? '',
       amount: { value: 300, currency: 'EUR' },
@@ -384,7 +384,8 @@ describe('examples/reconciliation.ts', () => {
     expect(rows.every((row) => row.length === CSV_COLUMNS.length)).toBe(true);
     const payments = rows.filter((row) => row[0] === 'payment');
     expect(payments.map((row) => row.slice(1, 6))).toEqual(
-      sandbox.state.sessions
+      sandbox.records
+        .sessions()
         .filter((session) => session.status === 'completed')
         .map((session) => [session.sessionId, session.paymentReference, String(session.amount.value), 'EUR', 'AUTHORISED']),
     );
@@ -423,8 +424,10 @@ describe('examples/usage.ts', () => {
     } finally {
       log.mockRestore();
     }
-    expect(sandbox.state.sessions).toHaveLength(1);
-    expect(sandbox.state.modifications.map((modification) => modification.operationType)).toEqual(['refund']);
-    expect(Object.keys(sandbox.state.idempotency.test ?? {})).toContain(`refund-${sandbox.state.posPayments[0]?.posPaymentId}`);
+    expect(sandbox.records.sessions()).toHaveLength(1);
+    expect(sandbox.records.modifications().map((modification) => modification.operationType)).toEqual(['refund']);
+    expect(sandbox.records.idempotency({ environment: 'test' }).map((entry) => entry.key)).toContain(
+      `refund-${sandbox.records.posPayments()[0]?.posPaymentId}`,
+    );
   });
 });

@@ -89,5 +89,5 @@ it('runs the client and the helpers in workerd against a sandbox on 127.0.0.1', 
     redirect: 'SANDBOX-PXTT-7',
     event: 'AUTHORISATION',
   });
-  expect(sandbox.state.sessions.map((session) => session.sessionId)).toContain(result.sessionId);
+  expect(sandbox.records.sessions().map((session) => session.sessionId)).toContain(result.sessionId);
 }, 30_000);

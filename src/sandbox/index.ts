@@ -9,26 +9,32 @@
  * ```
  */
 import type { Environment } from '../core/options.js';
-import { type SandboxClock, seededRandom, systemClock, type TimerHandle } from './clock.js';
+import { readJsonText } from './body.js';
+import { type SandboxClock, seededRandom, systemClock } from './clock.js';
 import { handlePage } from './page.js';
-import { type FileStore, openFileStore } from './persistence.js';
-import { emptyState, type SandboxState } from './records.js';
-import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, ServiceFailure, successBody } from './responses.js';
-import { type Answer, SandboxService } from './service.js';
+import type { SandboxRecords } from './records.js';
+import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
+import { Scheduler } from './scheduler.js';
+import { type Answer, type Deferred, SandboxService } from './service.js';
+import { hashText, SandboxStore } from './store.js';
 import { jsonObject } from './validation.js';
-import { WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
+import { WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
 
 export { type ManualClock, manualClock, type SandboxClock, seededRandom, systemClock, type TimerHandle } from './clock.js';
 export type {
   AttemptRecord,
+  DeliveryAttempt,
   IdempotencyRecord,
   ModificationRecord as SandboxModification,
   PosRecord as SandboxPosPayment,
-  SandboxState,
+  RecordFilter,
+  SandboxRecords,
   SessionRecord as SandboxSession,
   StoredAmount,
   WebhookDelivery,
 } from './records.js';
+export { SANDBOX_CODES } from './responses.js';
+export { SandboxStoreError } from './store.js';
 export type { WebhookRetryOptions } from './webhooks.js';
 
 /** An API key the sandbox accepts. */
@@ -65,8 +71,17 @@ export interface SandboxOptions {
   clock?: SandboxClock | undefined;
   /** Seed of the sandbox's randomness (tokens, PSP references, trace ids, delays). Default 1. */
   seed?: number | undefined;
-  /** Folder of a file-backed store, written atomically after every change. Default: memory only. */
+  /**
+   * Folder of the store, `DIR/sandbox.db` (SQLite). Every request's changes commit in one
+   * transaction before it is answered, so they survive the process being killed. Default: memory only.
+   */
   dataDir?: string | undefined;
+  /** Largest request body accepted, in bytes; a larger one answers 413. Default 1 MiB. */
+  maxBodyBytes?: number | undefined;
+  /** How long a stored idempotent response is kept, in ms of the sandbox clock. Default 24 h. */
+  idempotencyTtlMs?: number | undefined;
+  /** Called with faults of the sandbox's own scheduled work. Default: printed to stderr. */
+  onError?: ((error: unknown) => void) | undefined;
   /** `fetch` used for webhook deliveries. Default the global one. */
   fetch?: typeof fetch | undefined;
 }
@@ -90,15 +105,17 @@ export interface Sandbox {
   readonly webcode: string;
   readonly keys: { test: string; live: string };
   readonly clientSecrets: { test: string; live: string };
-  /** The live state: sessions, POS payments, modifications, deliveries. */
-  readonly state: SandboxState;
+  /** Typed reads of the stored sessions, POS payments, modifications, webhook deliveries and idempotency entries. */
+  readonly records: SandboxRecords;
+  /** Where the state is kept: `DIR/sandbox.db`, or `:memory:`. */
+  readonly location: string;
   /** The webhook URLs; change it to add receivers. */
   webhookUrls: string[];
-  /** Resolves when no webhook delivery is in flight. */
+  /** Resolves when no webhook delivery attempt is in flight (scheduled retries may still follow). */
   webhooksSettled(): Promise<void>;
   /** The clock in use. */
   readonly clock: SandboxClock;
-  /** Stops the server and timers. */
+  /** Stops the server and timers and closes the store; scheduled work stays stored for the next start. */
   close(): Promise<void>;
 }
 
@@ -106,7 +123,7 @@ interface Route {
   name: string;
   method: 'GET' | 'POST';
   pattern: RegExp;
-  run: (service: SandboxService, context: RouteContext) => Answer | Promise<Answer>;
+  run: (service: SandboxService, context: RouteContext) => Answer | Deferred;
 }
 
 interface RouteContext {
@@ -115,6 +132,7 @@ interface RouteContext {
   query: URLSearchParams;
   body: Record<string, unknown>;
   origin: string;
+  idempotencyKey: string | null;
 }
 
 const ROUTES: Route[] = [
@@ -149,7 +167,12 @@ const ROUTES: Route[] = [
   },
   { name: 'listModifications', method: 'GET', pattern: /^\/modifications$/, run: (s, c) => s.listModifications(c.environment, c.query) },
   { name: 'listTerminals', method: 'GET', pattern: /^\/pos\/terminals$/, run: (s, c) => s.listTerminals(c.query) },
-  { name: 'createPosPayment', method: 'POST', pattern: /^\/pos\/payment$/, run: (s, c) => s.createPosPayment(c.environment, c.body) },
+  {
+    name: 'createPosPayment',
+    method: 'POST',
+    pattern: /^\/pos\/payment$/,
+    run: (s, c) => s.createPosPayment(c.environment, c.body, c.idempotencyKey),
+  },
   { name: 'listPosPayments', method: 'GET', pattern: /^\/pos\/payments$/, run: (s, c) => s.listPosPayments(c.environment, c.query) },
 ];
 
@@ -162,65 +185,54 @@ function delayPicker(option: SandboxOptions['posDelayMs'], random: () => number)
   return () => Math.round(min + (max - min) * random());
 }
 
+/** Longest URL answered; a longer one gets 431, as Node's own limit on the request head does. */
+const MAX_URL_LENGTH = 8_192;
+const DAY_MS = 86_400_000;
+
 /** Creates a sandbox of the service: in memory (or in `dataDir`), answering both the Test and Live path families. */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const webcode = options.webcode ?? 'SANDBOX';
   const keys = { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' };
   const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
   const clock = options.clock ?? systemClock();
-  // Every timer the sandbox sets goes through this wrapper, so that close() can cancel them all.
-  const timers = new Set<TimerHandle>();
-  let closed = false;
-  const scheduler: SandboxClock = {
-    now: () => clock.now(),
-    setTimeout(callback, ms) {
-      const handle = clock.setTimeout(() => {
-        timers.delete(handle);
-        if (!closed) callback();
-      }, ms);
-      timers.add(handle);
-      return handle;
-    },
-    clearTimeout(handle) {
-      timers.delete(handle);
-      clock.clearTimeout(handle);
-    },
-  };
-  const random = seededRandom(options.seed ?? 1);
-  const store: FileStore | undefined = options.dataDir ? openFileStore(options.dataDir) : undefined;
-  const state: SandboxState = store?.load() ?? emptyState();
-  const changed = () => store?.save(state);
+  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
+  const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
+  const store = new SandboxStore(options.dataDir);
+  // Each run of a stored sandbox draws from its own stream, so tokens never repeat those of earlier runs.
+  const random = seededRandom((options.seed ?? 1) + (store.runs - 1) * 0x9e3779b9);
   const registry = new Map<string, SandboxKey>([
     [keys.test, { key: keys.test, environment: 'test' }],
     [keys.live, { key: keys.live, environment: 'live' }],
     ...(options.extraKeys ?? []).map((entry): [string, SandboxKey] => [entry.key, entry]),
   ]);
   const webhooks = new WebhookDispatcher({
-    state: () => state,
-    clock: scheduler,
+    store,
+    clock,
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     urls: [...(options.webhookUrls ?? [])],
     retry: options.webhookRetry,
-    onChange: changed,
   });
   const service = new SandboxService({
     webcode,
-    clock: scheduler,
+    clock,
     random,
-    state: () => state,
+    store,
     webhooks,
     posDelay: delayPicker(options.posDelayMs, random),
     posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
     modificationResolveMs: options.modificationResolveMs ?? 200,
-    changed,
   });
-  if (store) {
-    // Work scheduled before a restart lived only in memory: schedule it again from the records.
-    service.resume();
-    webhooks.resume();
-  }
-  /** Writes with an `Idempotency-Key` still running: a repeat waits for the first, then replays it. */
-  const running = new Map<string, Promise<unknown>>();
+  const scheduler = new Scheduler({
+    store,
+    clock,
+    handlers: { ...service.jobs, [WEBHOOK_ATTEMPT]: webhooks.handler },
+    onError: options.onError ?? ((error) => console.error('payment-service-sdk sandbox:', error)),
+  });
+  service.attach(scheduler);
+  webhooks.attach(scheduler);
+  store.purgeIdempotency(clock.now() - idempotencyTtlMs);
+  // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
+  scheduler.runDue();
   let server: { close(): Promise<void>; baseUrl: string } | undefined;
 
   function traceId(): string {
@@ -230,7 +242,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   }
 
   function fail(failure: ServiceFailure): Response {
-    return jsonResponse(failure.status, failureBody(failure, traceId()));
+    return jsonResponse(failure.status, failureBody(failure, traceId()), failure.status === 413 ? { connection: 'close' } : undefined);
   }
 
   function authenticate(request: Request, environment: Environment, info: HandleInfo | undefined): SandboxKey {
@@ -239,71 +251,96 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       throw new ServiceFailure(403, 11008, 'API key without permission for this resource');
     }
     if (key.ipAllowList && !key.ipAllowList.includes(normaliseAddress(info?.remoteAddress))) {
-      throw new ServiceFailure(403, undefined, 'Forbidden');
+      throw new ServiceFailure(403, SANDBOX_CODES.ipNotAllowed, "Forbidden: this address is not in the API key's IP allow-list");
     }
     return key;
   }
 
   async function api(request: Request, url: URL, environment: Environment, rest: string, info: HandleInfo | undefined): Promise<Response> {
     const route = ROUTES.find((candidate) => candidate.pattern.test(rest));
-    if (!route) throw new ServiceFailure(404, undefined, `No endpoint at ${url.pathname}`);
+    if (!route) throw new ServiceFailure(404, SANDBOX_CODES.notFound, `No endpoint at ${url.pathname}`);
     if (route.method !== request.method)
-      throw new ServiceFailure(405, undefined, `Method ${request.method} not allowed on ${url.pathname}`);
+      throw new ServiceFailure(405, SANDBOX_CODES.methodNotAllowed, `Method ${request.method} not allowed on ${url.pathname}`);
+    const params = (route.pattern.exec(rest) ?? []).slice(1).map((param) => decodePathParam(param, url));
     const key = authenticate(request, environment, info);
-    const text = request.method === 'POST' ? await request.text() : '';
-    const body = request.method === 'POST' ? jsonObject(text) : {};
+    const body = request.method === 'POST' ? jsonObject(await readJsonText(request, maxBodyBytes)) : {};
     const sentWebcode = request.method === 'POST' ? body.webcode : url.searchParams.get('webcode');
     if (sentWebcode === undefined || sentWebcode === null || sentWebcode === '') throw invalid('webcode is required');
     if (sentWebcode !== (key.webcode ?? webcode)) throw new ServiceFailure(403, 11008, 'webcode does not match the API key');
+    const idempotencyKey = request.method === 'POST' ? request.headers.get('idempotency-key') : null;
     const context: RouteContext = {
       environment,
-      params: (route.pattern.exec(rest) ?? []).slice(1).map(decodeURIComponent),
+      params,
       query: url.searchParams,
       body,
       origin: server?.baseUrl ?? url.origin,
+      idempotencyKey,
     };
-    const idempotencyKey = request.method === 'POST' ? request.headers.get('idempotency-key') : null;
-    if (!idempotencyKey) return answer(await route.run(service, context));
+    const bodyHash = idempotencyKey === null ? '' : hashText(canonical(body));
 
-    const slot = `${environment} ${idempotencyKey}`;
-    while (running.has(slot)) await running.get(slot)?.catch(() => undefined);
-    const stored = state.idempotency[environment][idempotencyKey];
-    if (stored) {
-      if (stored.endpoint !== route.name)
-        throw new ServiceFailure(409, undefined, 'Idempotency key already used for a different endpoint.');
-      if (stored.body !== canonical(body))
-        throw new ServiceFailure(409, undefined, 'Idempotency key reused with a different request body.');
-      return jsonResponse(stored.status, stored.response, { 'idempotent-replayed': 'true' });
+    for (;;) {
+      // The record(s), the stored response, counters and scheduled work: one transaction.
+      const outcome = store.transaction((): { wait: true } | { response: Response } | Deferred => {
+        if (idempotencyKey !== null) {
+          const stored = store.idempotencyEntry(environment, idempotencyKey, clock.now() - idempotencyTtlMs);
+          if (stored) {
+            if (stored.endpoint !== route.name)
+              throw new ServiceFailure(
+                409,
+                SANDBOX_CODES.idempotencyEndpointMismatch,
+                'Idempotency key already used for a different endpoint.',
+              );
+            if (stored.bodyHash !== bodyHash)
+              throw new ServiceFailure(409, SANDBOX_CODES.idempotencyBodyMismatch, 'Idempotency key reused with a different request body.');
+            if (stored.status === null || stored.response === null) return { wait: true };
+            return { response: jsonResponse(stored.status, stored.response, { 'idempotent-replayed': 'true' }) };
+          }
+        }
+        const result = route.run(service, context);
+        const response = 'deferred' in result ? null : successBody(result.data);
+        // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
+        if (idempotencyKey !== null && ('deferred' in result || (result.status >= 200 && result.status < 300))) {
+          store.saveIdempotency({
+            environment,
+            key: idempotencyKey,
+            endpoint: route.name,
+            bodyHash,
+            status: 'deferred' in result ? null : result.status,
+            response,
+            createdAt: clock.now(),
+          });
+        }
+        return 'deferred' in result ? result : { response: jsonResponse(result.status, response ?? '') };
+      });
+      // Work the request scheduled for now (a terminal with no delay) runs before it is answered.
+      scheduler.runDue();
+      if ('response' in outcome) return outcome.response;
+      if ('deferred' in outcome) {
+        const answer = await outcome.deferred;
+        return jsonResponse(answer.status, successBody(answer.data));
+      }
+      // A request with this key is still running (a POS payment at its terminal): wait, then replay it.
+      await service.keySettled(environment, idempotencyKey ?? '');
     }
-    const run = Promise.resolve(route.run(service, context));
-    running.set(slot, run);
-    try {
-      const result = await run;
-      const response = successBody(result.data);
-      // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
-      state.idempotency[environment][idempotencyKey] = { endpoint: route.name, body: canonical(body), status: result.status, response };
-      changed();
-      return jsonResponse(result.status, response);
-    } finally {
-      running.delete(slot);
-    }
-  }
-
-  function answer(result: Answer): Response {
-    return jsonResponse(result.status, successBody(result.data));
   }
 
   async function handle(request: Request, info?: HandleInfo): Promise<Response> {
-    const url = new URL(request.url);
     try {
+      if (request.url.length > MAX_URL_LENGTH)
+        throw new ServiceFailure(431, SANDBOX_CODES.headersTooLarge, `URL longer than ${MAX_URL_LENGTH} characters`);
+      const url = new URL(request.url);
+      // Work due by now (expiry, resolutions) is applied before the request sees the state.
+      scheduler.runDue();
       const apiPath = API_PREFIX.exec(url.pathname);
       if (apiPath) return await api(request, url, apiPath[1] ? 'test' : 'live', apiPath[2] ?? '', info);
-      const pageResponse = await handlePage(request, url, { service, clientSecrets, clock: scheduler, webcode });
+      const pageResponse = await handlePage(request, url, { service, store, clientSecrets, clock, webcode, maxBodyBytes });
       if (pageResponse) return pageResponse;
-      throw new ServiceFailure(404, undefined, `Nothing at ${url.pathname}`);
+      throw new ServiceFailure(404, SANDBOX_CODES.notFound, `Nothing at ${url.pathname}`);
     } catch (error) {
       if (error instanceof ServiceFailure) return fail(error);
-      return fail(new ServiceFailure(500, undefined, `Sandbox error: ${error instanceof Error ? error.message : String(error)}`));
+      return fail(
+        new ServiceFailure(500, SANDBOX_CODES.internal, `Sandbox error: ${error instanceof Error ? error.message : String(error)}`),
+      );
     }
   }
 
@@ -315,7 +352,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     async listen(listenOptions = {}) {
       if (server) return { baseUrl: server.baseUrl };
       const { serveNode } = await import('./node.js');
-      server = await serveNode(handle, listenOptions.port ?? 0, listenOptions.host ?? '127.0.0.1');
+      server = await serveNode(handle, {
+        port: listenOptions.port ?? 0,
+        host: listenOptions.host ?? '127.0.0.1',
+        maxBodyBytes,
+        failure: (status, message) => failureBody(new ServiceFailure(status, codeOfStatus(status), message), traceId()),
+      });
       return { baseUrl: server.baseUrl };
     },
     get baseUrl() {
@@ -324,26 +366,40 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     webcode,
     keys,
     clientSecrets,
-    get state() {
-      return state;
-    },
+    records: store.records(),
+    location: store.location,
     get webhookUrls() {
       return webhooks.urls;
     },
     set webhookUrls(urls: string[]) {
       webhooks.urls = urls;
     },
-    webhooksSettled: () => webhooks.settled(),
+    webhooksSettled: () => scheduler.settled(),
     clock,
     async close() {
-      closed = true;
-      for (const handle of timers) scheduler.clearTimeout(handle);
+      if (scheduler.closed) return;
+      scheduler.close();
       await server?.close();
       server = undefined;
-      await webhooks.settled();
+      await scheduler.settled();
+      store.close();
     },
   };
   return sandbox;
+}
+
+/** The code of a failure answered before the request reached the sandbox (Node's parser). */
+function codeOfStatus(status: number): number {
+  return status === 431 ? SANDBOX_CODES.headersTooLarge : status === 413 ? SANDBOX_CODES.bodyTooLarge : 12001;
+}
+
+/** A path parameter; one that is not valid percent-encoding names no record, like any unknown id. */
+function decodePathParam(param: string, url: URL): string {
+  try {
+    return decodeURIComponent(param);
+  } catch {
+    throw new ServiceFailure(404, SANDBOX_CODES.notFound, `Nothing at ${url.pathname}`);
+  }
 }
 
 /** JSON with sorted keys, so that the same body in another key order is the same request. */

@@ -1,17 +1,21 @@
 import type { Environment } from '../core/options.js';
 import { TEST_CARDHOLDER_NAMES } from '../testing/index.js';
+import { readText } from './body.js';
 import type { SandboxClock } from './clock.js';
 import type { SessionRecord } from './records.js';
 import { htmlResponse } from './responses.js';
 import { PAYMENT_PAGE_SECONDS, type SandboxService } from './service.js';
+import type { SandboxStore } from './store.js';
 import { checkCardForm } from './validation.js';
 
 /** What the payment page needs from the sandbox. */
 export interface PageContext {
   service: SandboxService;
+  store: SandboxStore;
   clientSecrets: Record<Environment, string>;
   clock: SandboxClock;
   webcode: string;
+  maxBodyBytes: number;
 }
 
 const PAGE_PATH = /^\/(pay-external-test|pay-external)\/([^/]+)$/;
@@ -204,24 +208,24 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   const match = PAGE_PATH.exec(url.pathname);
   if (!match) return undefined;
   const environment: Environment = match[1] === 'pay-external-test' ? 'test' : 'live';
-  const session = context.service.findSession(environment, (candidate) => candidate.token === match[2]);
+  // Read before the session: from here on nothing awaits until the session's change is committed.
+  const form = request.method === 'POST' ? readForm(await readText(request, context.maxBodyBytes)) : undefined;
+  const session = context.service.sessionByToken(environment, match[2] ?? '');
   if (!session) return htmlResponse(404, layout('Payment not found', '<h1>Payment not found</h1><p>This payment link is not valid.</p>'));
 
   if (request.method === 'GET' || request.method === 'HEAD') {
     if (session.status !== 'pending') return finished(session, context);
-    context.service.opened(session);
+    context.store.transaction(() => context.service.opened(session));
     const remaining = PAYMENT_PAGE_SECONDS - Math.floor((context.clock.now() - (session.openedAt ?? 0)) / 1000);
     const empty = { cardNumber: '', expiryMonth: '', expiryYear: '', cvc: '', holderName: '' };
     return htmlResponse(200, formPage(session, remaining, empty, {}));
   }
-  if (request.method !== 'POST') return htmlResponse(405, layout('Not allowed', '<h1>Method not allowed</h1>'), { allow: 'GET, POST' });
+  if (!form) return htmlResponse(405, layout('Not allowed', '<h1>Method not allowed</h1>'), { allow: 'GET, POST' });
 
-  const form = readForm(await request.text());
-  context.service.opened(session);
-  context.service.refresh(session);
   if (session.status !== 'pending') return finished(session, context);
+  context.store.transaction(() => context.service.opened(session));
   if (form.action === 'cancel') {
-    context.service.cancel(session);
+    context.store.transaction(() => context.service.cancel(session));
     return finished(session, context);
   }
   const errors = checkCardForm(form, new Date(context.clock.now()));
@@ -231,9 +235,11 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   }
   const scripted = TEST_CARDHOLDER_NAMES[form.holderName.trim().toUpperCase() as keyof typeof TEST_CARDHOLDER_NAMES];
   if (scripted) {
-    context.service.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description);
+    context.store.transaction(() =>
+      context.service.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description),
+    );
     return redirectPage('Payment declined', `The payment was declined (${scripted.description}).`, session.urlKo);
   }
-  context.service.authorise(session);
+  context.store.transaction(() => context.service.authorise(session));
   return finished(session, context);
 }

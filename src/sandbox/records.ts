@@ -8,14 +8,15 @@ export interface StoredAmount {
 
 /** One payment attempt on the hosted page. */
 export interface AttemptRecord {
-  paymentReference: string | null;
+  /** Every attempt has a payment reference; only an authorised one becomes the session's. */
+  paymentReference: string;
   status: 'authorised' | 'refused' | 'error';
   /** Why a refused attempt failed, from the cardholder-name table. */
   reason: string | null;
   createdAt: number;
 }
 
-/** A payment session. */
+/** A payment session. Times are Unix milliseconds of the sandbox clock. */
 export interface SessionRecord {
   environment: Environment;
   sessionId: string;
@@ -70,12 +71,31 @@ export interface ModificationRecord {
   reason: string | null;
 }
 
-/** A stored response for an `Idempotency-Key`. */
+/** The stored outcome of a write sent with an `Idempotency-Key`. */
 export interface IdempotencyRecord {
+  environment: Environment;
+  key: string;
+  /** The route it was first used on, for example `createSession`. */
   endpoint: string;
-  body: string;
-  status: number;
-  response: string;
+  /** SHA-256 of the body in canonical form (keys sorted): the body itself is not kept. */
+  bodyHash: string;
+  /** `null` while the first request is still running (a POS payment at its terminal). */
+  status: number | null;
+  /** The stored response body; `null` while running. */
+  response: string | null;
+  createdAt: number;
+}
+
+/** One attempt to deliver a webhook. */
+export interface DeliveryAttempt {
+  at: number;
+  /** The endpoint's HTTP status; `null` when no answer came. */
+  status: number | null;
+  /** Why no answer came (network error, timeout). */
+  error: string | null;
+  durationMs: number;
+  /** The first 2 KB of the endpoint's answer. */
+  responseBody: string | null;
 }
 
 /** One webhook delivery and its attempts. */
@@ -84,34 +104,39 @@ export interface WebhookDelivery {
   url: string;
   environment: Environment;
   event: { event_code: string; data: Record<string, unknown> };
-  attempts: { at: number; status: number | null; error: string | null }[];
+  attempts: DeliveryAttempt[];
   delivered: boolean;
   /** True when the retries ran out without a 2xx. */
   abandoned: boolean;
+  createdAt: number;
 }
 
-/** Everything the sandbox keeps, as plain JSON (the `--data-dir` file). */
-export interface SandboxState {
-  sessions: SessionRecord[];
-  posPayments: PosRecord[];
-  modifications: ModificationRecord[];
-  /** Stored responses by environment and key. */
-  idempotency: Record<Environment, Record<string, IdempotencyRecord>>;
-  deliveries: WebhookDelivery[];
-  /** Counters behind `{number}` references and the monotonic timestamps of ids. */
-  counters: { reference: number; lastTimestamp: number; delivery: number };
+/** Filters of {@link SandboxRecords} listings; every field is optional. */
+export interface RecordFilter<Status extends string> {
+  environment?: Environment | undefined;
+  status?: Status | undefined;
+  /** `asc` (creation order, the default) or `desc`. */
+  order?: 'asc' | 'desc' | undefined;
+  /** At most this many records. Default: all. */
+  limit?: number | undefined;
 }
 
-/** An empty state. */
-export function emptyState(): SandboxState {
-  return {
-    sessions: [],
-    posPayments: [],
-    modifications: [],
-    idempotency: { test: {}, live: {} },
-    deliveries: [],
-    counters: { reference: 1000, lastTimestamp: 0, delivery: 0 },
-  };
+/** Typed reads of what the sandbox holds, for tests and tools. Each call reads the store as it is now. */
+export interface SandboxRecords {
+  sessions(filter?: RecordFilter<SessionRecord['status']>): SessionRecord[];
+  session(sessionId: string): SessionRecord | undefined;
+  posPayments(filter?: RecordFilter<PosRecord['status']> & { poiId?: string | undefined }): PosRecord[];
+  posPayment(posPaymentId: string): PosRecord | undefined;
+  modifications(
+    filter?: RecordFilter<ModificationRecord['status']> & {
+      type?: ModificationRecord['operationType'] | undefined;
+      paymentReference?: string | undefined;
+    },
+  ): ModificationRecord[];
+  deliveries(filter?: RecordFilter<'pending' | 'delivered' | 'abandoned'> & { url?: string | undefined }): WebhookDelivery[];
+  idempotency(filter?: { environment?: Environment | undefined }): IdempotencyRecord[];
+  /** How many records of each kind there are, both environments together. */
+  counts(): { sessions: number; posPayments: number; modifications: number; deliveries: number; idempotency: number };
 }
 
 /** A record timestamp, `YYYY-MM-DD HH:MM:SS` in UTC. */

@@ -4,12 +4,37 @@ export const SANDBOX_BANNER = 'payment-service-sdk sandbox: not the real payment
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'x-payment-sandbox': SANDBOX_BANNER };
 
-/** A failure the service would answer: status, optional code, message. */
+/**
+ * Codes the sandbox answers with where the reference shows none, all in 19000-19999 so that none
+ * can be mistaken for a documented one (docs/sandbox.md lists them, with the reasons).
+ */
+export const SANDBOX_CODES = {
+  /** 403: the client's address is outside the key's allow-list. */
+  ipNotAllowed: 19403,
+  /** 404: no such endpoint, page or record. */
+  notFound: 19404,
+  /** 405: the endpoint exists with another method. */
+  methodNotAllowed: 19405,
+  /** 409: `Idempotency-Key` reused with a different request body. */
+  idempotencyBodyMismatch: 19409,
+  /** 409: `Idempotency-Key` already used on a different endpoint. */
+  idempotencyEndpointMismatch: 19410,
+  /** 413: the request body is larger than `maxBodyBytes`. */
+  bodyTooLarge: 19413,
+  /** 415: a POST whose `Content-Type` is not JSON. */
+  unsupportedMediaType: 19415,
+  /** 431: the URL or the headers are too long. */
+  headersTooLarge: 19431,
+  /** 500: a fault of the sandbox itself. */
+  internal: 19500,
+} as const;
+
+/** A failure the service would answer: status, code, message. */
 export class ServiceFailure extends Error {
   readonly status: number;
-  readonly code: number | undefined;
+  readonly code: number;
 
-  constructor(status: number, code: number | undefined, message: string) {
+  constructor(status: number, code: number, message: string) {
     super(message);
     this.status = status;
     this.code = code;
@@ -28,7 +53,7 @@ export function successBody(data: unknown): string {
 export function failureBody(failure: ServiceFailure, traceId: string): string {
   return JSON.stringify({
     success: false,
-    error: { message: failure.message, ...(failure.code === undefined ? {} : { code: failure.code }), statusCode: failure.status, traceId },
+    error: { message: failure.message, code: failure.code, statusCode: failure.status, traceId },
   });
 }
 

@@ -1,11 +1,13 @@
 import type { Environment } from '../core/options.js';
 import { REFERENCE_INFIXES } from '../helpers/references.js';
 import { SESSION_STATUSES } from '../schemas/sessions.js';
-import { TEST_TERMINALS } from '../testing/index.js';
+import { POS_TEST_ENDINGS, TEST_TERMINALS } from '../testing/index.js';
 import type { SandboxClock } from './clock.js';
-import type { ModificationRecord, PosRecord, SandboxState, SessionRecord, StoredAmount } from './records.js';
+import type { ModificationRecord, PosRecord, SessionRecord, StoredAmount } from './records.js';
 import { recordTimestamp } from './records.js';
-import { invalid, ServiceFailure } from './responses.js';
+import { invalid, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
+import type { JobHandler, Scheduler } from './scheduler.js';
+import type { KeysetPage, SandboxStore } from './store.js';
 import {
   amountOf,
   countryCode,
@@ -29,7 +31,7 @@ export interface ServiceContext {
   webcode: string;
   clock: SandboxClock;
   random: () => number;
-  state: () => SandboxState;
+  store: SandboxStore;
   webhooks: WebhookDispatcher;
   /** Simulated POS delay in ms for one payment. */
   posDelay: () => number;
@@ -37,8 +39,6 @@ export interface ServiceContext {
   posTimeoutResolveMs: number;
   /** When refunds, captures, cancels and extends resolve, in ms after their acknowledgement. */
   modificationResolveMs: number;
-  /** Persists the state (with `dataDir`). */
-  changed: () => void;
 }
 
 /** A handler's answer: status and the `data` of the success envelope. */
@@ -47,6 +47,19 @@ export interface Answer {
   data: unknown;
 }
 
+/** The answer of a request that waits on scheduled work (a POS payment at its terminal). */
+export interface Deferred {
+  deferred: Promise<Answer>;
+}
+
+/** The jobs of the service; each subject is the id of the record it acts on. */
+const JOB = {
+  expireSession: 'session.expire',
+  posAnswer: 'pos.answer',
+  posLateCompletion: 'pos.late-completion',
+  resolveModification: 'modification.resolve',
+} as const;
+
 /** The documented infixes, and the sandbox's own for extend operations (the reference shows none). */
 const INFIX = { ...REFERENCE_INFIXES, extend: { test: 'EXXT', live: 'EXX' } } as const;
 
@@ -54,15 +67,11 @@ const POS_STATUSES = ['pending', 'success', 'failed', 'timeout'];
 const TERMINAL_TIMESTAMPS = { createdAt: '2025-01-15T09:00:00.000Z', updatedAt: '2025-06-01T12:00:00.000Z' };
 
 function notFound(what: string): ServiceFailure {
-  return new ServiceFailure(404, undefined, `${what} not found`);
+  return new ServiceFailure(404, SANDBOX_CODES.notFound, `${what} not found`);
 }
 
-function page<T>(items: T[], query: URLSearchParams): { items: T[]; meta: { cursor: string | null; hasMore: boolean; total: number } } {
-  const { take, order, offset } = listingParams(query);
-  const ordered = order === 'desc' ? [...items].reverse() : items;
-  const slice = ordered.slice(offset, offset + take);
-  const hasMore = offset + take < ordered.length;
-  return { items: slice, meta: { cursor: hasMore ? cursorAfter(offset + take) : null, hasMore, total: ordered.length } };
+function meta<R>(page: KeysetPage<R>, order: 'asc' | 'desc') {
+  return { cursor: page.next === null ? null : cursorAfter(order, page.next), hasMore: page.next !== null, total: page.total };
 }
 
 /** The fields every view of a session shares. */
@@ -78,53 +87,94 @@ function sessionView(session: SessionRecord) {
   };
 }
 
-/** The service's endpoints over the sandbox state. */
+function modificationView(record: ModificationRecord) {
+  return {
+    operationReference: record.operationReference,
+    operationType: record.operationType,
+    paymentReference: record.paymentReference,
+    sessionId: record.sessionId,
+    status: record.status,
+    requestedAt: recordTimestamp(record.requestedAt),
+    createdAt: recordTimestamp(record.createdAt),
+    resolvedAt: record.resolvedAt === null ? null : recordTimestamp(record.resolvedAt),
+    amount: record.amount,
+    reason: record.reason,
+  };
+}
+
+function posView(record: PosRecord) {
+  return {
+    posPaymentId: record.posPaymentId,
+    paymentReference: record.posPaymentId,
+    poiId: record.poiId,
+    amount: record.amount,
+    status: record.status,
+    isPreAuth: record.isPreAuth,
+    ...(record.pspReference === null ? {} : { pspReference: record.pspReference }),
+    ...(record.errorMessage === null ? {} : { errorMessage: record.errorMessage }),
+    description: record.description,
+    ...(record.customReference === null ? {} : { customReference: record.customReference }),
+    createdAt: recordTimestamp(record.createdAt),
+  };
+}
+
+/** The subject of a `pos.answer` job: the payment, and the `Idempotency-Key` whose response it completes. */
+interface PosAnswerSubject {
+  posPaymentId: string;
+  idempotencyKey: string | null;
+}
+
+/**
+ * The service's endpoints over the store. Each method runs inside the transaction of the request
+ * (or job) that calls it, so everything it writes, webhooks and scheduled work included, commits
+ * together.
+ */
 export class SandboxService {
   readonly #context: ServiceContext;
-  /** Terminals with a payment in progress: a second one answers 409 / 13005. */
-  readonly #busyTerminals = new Set<string>();
+  #scheduler: Scheduler | undefined;
+  /** Requests waiting for their POS payment's terminal answer, by `posPaymentId`. */
+  readonly #posWaiters = new Map<string, { resolve: (answer: Answer) => void; reject: (failure: ServiceFailure) => void }>();
+  /** Requests waiting for a running request with their `Idempotency-Key` to finish, by environment and key. */
+  readonly #keyWaiters = new Map<string, (() => void)[]>();
 
   constructor(context: ServiceContext) {
     this.#context = context;
   }
 
-  /** Schedules again what was pending before a restart from a saved state: resolutions and late POS completions. */
-  resume(): void {
-    const now = this.#now();
-    for (const record of this.#state.modifications) {
-      if (record.status !== 'pending' && record.status !== 'received') continue;
-      const owner = this.#state.sessions.find((session) => session.paymentReference === record.paymentReference)?.customReference;
-      const customReference =
-        owner ?? this.#state.posPayments.find((payment) => payment.posPaymentId === record.paymentReference)?.customReference ?? null;
-      const delay = Math.max(0, record.requestedAt + this.#context.modificationResolveMs - now);
-      this.#context.clock.setTimeout(() => this.#resolve(record, customReference), delay);
-    }
-    for (const record of this.#state.posPayments) {
-      if (record.status !== 'timeout') continue;
-      this.#context.clock.setTimeout(
-        () => this.#completeTimeout(record),
-        Math.max(0, record.createdAt + this.#context.posTimeoutResolveMs - now),
-      );
-    }
+  /** The scheduler runs the service's jobs; it is created after the service, whose handlers it needs. */
+  attach(scheduler: Scheduler): void {
+    this.#scheduler = scheduler;
   }
 
-  get #state(): SandboxState {
-    return this.#context.state();
+  /** The job handlers of the service. */
+  get jobs(): Record<string, JobHandler> {
+    return {
+      [JOB.expireSession]: { run: (sessionId) => this.#expire(sessionId) },
+      [JOB.posAnswer]: { run: (subject) => this.#posAnswer(JSON.parse(subject) as PosAnswerSubject) },
+      [JOB.posLateCompletion]: { run: (posPaymentId) => this.#completeLate(posPaymentId) },
+      [JOB.resolveModification]: { run: (reference) => this.#resolve(reference) },
+    };
+  }
+
+  get #store(): SandboxStore {
+    return this.#context.store;
   }
 
   #now(): number {
     return this.#context.clock.now();
   }
 
+  #schedule(kind: string, delayMs: number, subject: string): void {
+    this.#scheduler?.add(kind, delayMs, subject);
+  }
+
   /** A `{webcode}-{infix}-{timestamp}` id; timestamps are made unique and increasing. */
   #timestampId(infix: string): string {
-    const counters = this.#state.counters;
-    counters.lastTimestamp = Math.max(counters.lastTimestamp + 1, this.#now());
-    return `${this.#context.webcode}-${infix}-${counters.lastTimestamp}`;
+    return `${this.#context.webcode}-${infix}-${this.#store.nextTimestamp(this.#now())}`;
   }
 
   #numberedId(infix: string): string {
-    return `${this.#context.webcode}-${infix}-${++this.#state.counters.reference}`;
+    return `${this.#context.webcode}-${infix}-${this.#store.nextReference()}`;
   }
 
   #token(): string {
@@ -133,27 +183,38 @@ export class SandboxService {
     return token;
   }
 
-  /** Applies the 300 s page expiry, measured on the sandbox clock. */
-  refresh(session: SessionRecord): SessionRecord {
-    if (session.status === 'pending' && session.openedAt !== null && this.#now() - session.openedAt >= PAYMENT_PAGE_SECONDS * 1000) {
-      session.status = 'expired';
-      this.#context.changed();
-    }
-    return session;
+  /** Resolves when the request running with this key has stored its response or given up. */
+  keySettled(environment: Environment, key: string): Promise<void> {
+    const slot = `${environment} ${key}`;
+    return new Promise((resolve) => {
+      const waiting = this.#keyWaiters.get(slot) ?? [];
+      waiting.push(resolve);
+      this.#keyWaiters.set(slot, waiting);
+    });
   }
 
-  findSession(environment: Environment, predicate: (session: SessionRecord) => boolean): SessionRecord | undefined {
-    const session = this.#state.sessions.find((candidate) => candidate.environment === environment && predicate(candidate));
-    return session && this.refresh(session);
+  #settleKey(environment: Environment, key: string): void {
+    const slot = `${environment} ${key}`;
+    for (const resolve of this.#keyWaiters.get(slot) ?? []) resolve();
+    this.#keyWaiters.delete(slot);
   }
 
   // Sessions
+
+  session(environment: Environment, sessionId: string): SessionRecord | undefined {
+    const session = this.#store.sessions.get(sessionId);
+    return session?.environment === environment ? session : undefined;
+  }
+
+  sessionByToken(environment: Environment, token: string): SessionRecord | undefined {
+    return this.#store.sessions.findBy({ token, environment });
+  }
 
   createSession(environment: Environment, body: Record<string, unknown>, origin: string): Answer {
     const amount = amountOf(body, true) as StoredAmount;
     const session: SessionRecord = {
       environment,
-      sessionId: this.#timestampId(INFIX.session[environment]),
+      sessionId: '',
       token: this.#token(),
       status: 'pending',
       amount,
@@ -172,14 +233,14 @@ export class SandboxService {
       paymentStatus: null,
       attempts: [],
     };
-    this.#state.sessions.push(session);
-    this.#context.changed();
+    session.sessionId = this.#timestampId(INFIX.session[environment]);
+    this.#store.sessions.save(session);
     const paymentUrl = `${origin}/${environment === 'test' ? 'pay-external-test' : 'pay-external'}/${session.token}`;
     return { status: 201, data: { ...sessionView(session), paymentUrl } };
   }
 
   retrieveSession(environment: Environment, sessionId: string): Answer {
-    const session = this.findSession(environment, (candidate) => candidate.sessionId === sessionId);
+    const session = this.session(environment, sessionId);
     if (!session) throw notFound('Session');
     const paid =
       session.paymentReference === null
@@ -215,23 +276,35 @@ export class SandboxService {
     const status = query.get('status');
     if (status !== null && !(SESSION_STATUSES as readonly string[]).includes(status))
       throw invalid(`status must be one of ${SESSION_STATUSES.join(', ')}`);
-    const sessions = this.#state.sessions
-      .filter((session) => session.environment === environment)
-      .map((session) => this.refresh(session))
-      .filter((session) => status === null || session.status === status);
-    const { items, meta } = page(sessions, query);
+    const params = listingParams(query);
+    const page = this.#store.sessions.page({ environment, status: status ?? undefined }, params);
     return {
       status: 200,
       data: {
-        payments: items.map((session) => ({
+        payments: page.items.map((session) => ({
           ...sessionView(session),
           completedAt: session.completedAt === null ? null : recordTimestamp(session.completedAt),
           paymentReference: session.paymentReference,
           paymentStatus: session.paymentStatus,
         })),
-        meta,
+        meta: meta(page, params.order),
       },
     };
+  }
+
+  /** The customer opened the page: the 300 s countdown starts, and the session's expiry is scheduled. */
+  opened(session: SessionRecord): void {
+    if (session.openedAt !== null) return;
+    session.openedAt = this.#now();
+    this.#store.sessions.save(session);
+    this.#schedule(JOB.expireSession, PAYMENT_PAGE_SECONDS * 1000, session.sessionId);
+  }
+
+  #expire(sessionId: string): void {
+    const session = this.#store.sessions.get(sessionId);
+    if (session?.status !== 'pending') return;
+    session.status = 'expired';
+    this.#store.sessions.save(session);
   }
 
   /** The customer paid on the hosted page: the session completes and the AUTHORISATION webhook goes out. */
@@ -243,6 +316,7 @@ export class SandboxService {
     session.paymentReference = paymentReference;
     session.paymentStatus = 'AUTHORISED';
     session.attempts.push({ paymentReference, status: 'authorised', reason: null, createdAt: now });
+    this.#store.sessions.save(session);
     this.#context.webhooks.emit(session.environment, {
       event_code: 'AUTHORISATION',
       data: {
@@ -255,33 +329,29 @@ export class SandboxService {
         paymentSource: 'external_api',
       },
     });
-    this.#context.changed();
     return paymentReference;
   }
 
-  /** A declined or failed attempt: the session fails (a new attempt needs a new session). */
+  /**
+   * A declined or failed attempt: it has a payment reference of its own, and the session fails (a
+   * new attempt needs a new session).
+   */
   decline(session: SessionRecord, status: 'refused' | 'error', reason: string): void {
-    session.attempts.push({ paymentReference: null, status, reason, createdAt: this.#now() });
+    const paymentReference = this.#numberedId(INFIX.payment[session.environment]);
+    session.attempts.push({ paymentReference, status, reason, createdAt: this.#now() });
     session.status = 'failed';
-    this.#context.changed();
+    this.#store.sessions.save(session);
   }
 
   cancel(session: SessionRecord): void {
     session.status = 'cancelled';
-    this.#context.changed();
-  }
-
-  opened(session: SessionRecord): void {
-    if (session.openedAt === null) {
-      session.openedAt = this.#now();
-      this.#context.changed();
-    }
+    this.#store.sessions.save(session);
   }
 
   // Modifications
 
   #payment(environment: Environment, reference: string) {
-    const session = this.findSession(environment, (candidate) => candidate.paymentReference === reference);
+    const session = this.#store.sessions.findBy({ payment_reference: reference, environment });
     if (session)
       return {
         amount: session.amount,
@@ -289,17 +359,10 @@ export class SandboxService {
         sessionId: session.sessionId,
         customReference: session.customReference,
       };
-    const pos = this.#state.posPayments.find((payment) => payment.environment === environment && payment.posPaymentId === reference);
-    if (!pos) throw notFound('Payment');
+    const pos = this.#store.posPayments.get(reference);
+    if (pos?.environment !== environment) throw notFound('Payment');
     if (pos.status !== 'success') throw invalid(`Payment ${reference} is not authorised (status ${pos.status})`);
     return { amount: pos.amount, isPreAuth: pos.isPreAuth, sessionId: pos.posPaymentId, customReference: pos.customReference };
-  }
-
-  #modificationsOf(environment: Environment, paymentReference: string): ModificationRecord[] {
-    return this.#state.modifications.filter(
-      (modification) =>
-        modification.environment === environment && modification.paymentReference === paymentReference && modification.status !== 'failed',
-    );
   }
 
   #sum(records: ModificationRecord[], type: ModificationRecord['operationType']): number {
@@ -309,7 +372,9 @@ export class SandboxService {
   modify(environment: Environment, type: ModificationRecord['operationType'], body: Record<string, unknown>): Answer {
     const paymentReference = requiredString(body, 'paymentReference');
     const payment = this.#payment(environment, paymentReference);
-    const history = this.#modificationsOf(environment, paymentReference);
+    const history = this.#store.modifications
+      .all({ environment, payment_reference: paymentReference })
+      .filter((record) => record.status !== 'failed');
     const captured = this.#sum(history, 'capture');
     const cancelled = history.some((record) => record.operationType === 'cancel');
     let amount: StoredAmount | null = null;
@@ -319,8 +384,7 @@ export class SandboxService {
       if (given && given.currency !== payment.amount.currency)
         throw invalid(`amount.currency must be ${payment.amount.currency}, the payment's currency`);
       const base = type === 'capture' ? payment.amount.value : payment.isPreAuth ? captured : payment.amount.value;
-      const used = this.#sum(history, type);
-      const available = base - used;
+      const available = base - this.#sum(history, type);
       if (type === 'capture' && (!payment.isPreAuth || cancelled)) throw invalid('Only an open pre-authorisation can be captured');
       if (type === 'refund' && payment.isPreAuth && captured === 0)
         throw invalid('A pre-authorisation must be captured before it is refunded');
@@ -346,9 +410,8 @@ export class SandboxService {
       amount,
       reason,
     };
-    this.#state.modifications.push(record);
-    this.#context.changed();
-    this.#context.clock.setTimeout(() => this.#resolve(record, payment.customReference), this.#context.modificationResolveMs);
+    this.#store.modifications.save(record);
+    this.#schedule(JOB.resolveModification, this.#context.modificationResolveMs, record.operationReference);
 
     const createdAt = recordTimestamp(now);
     const referenceField = `${type}Reference`;
@@ -359,70 +422,48 @@ export class SandboxService {
     return { status: type === 'extend' ? 200 : 202, data };
   }
 
-  #resolve(record: ModificationRecord, customReference: string | null): void {
+  #resolve(operationReference: string): void {
+    const record = this.#store.modifications.get(operationReference);
+    if (!record || (record.status !== 'pending' && record.status !== 'received')) return;
     record.status = 'success';
     record.resolvedAt = this.#now();
-    if (record.operationType === 'refund') {
-      this.#context.webhooks.emit(record.environment, {
-        event_code: 'REFUND',
-        data: {
-          amount: record.amount?.value,
-          currency: record.amount?.currency,
-          paymentReference: record.paymentReference,
-          refundReason: record.reason,
-          refundReference: record.operationReference,
-          status: 'success',
-          customReference,
-          paymentSource: 'external_api',
-        },
-      });
-    }
-    this.#context.changed();
-  }
-
-  #modificationView(record: ModificationRecord) {
-    return {
-      operationReference: record.operationReference,
-      operationType: record.operationType,
-      paymentReference: record.paymentReference,
-      sessionId: record.sessionId,
-      status: record.status,
-      requestedAt: recordTimestamp(record.requestedAt),
-      createdAt: recordTimestamp(record.createdAt),
-      resolvedAt: record.resolvedAt === null ? null : recordTimestamp(record.resolvedAt),
-      amount: record.amount,
-      reason: record.reason,
-    };
+    this.#store.modifications.save(record);
+    if (record.operationType !== 'refund') return;
+    const owner =
+      this.#store.sessions.findBy({ payment_reference: record.paymentReference }) ?? this.#store.posPayments.get(record.paymentReference);
+    this.#context.webhooks.emit(record.environment, {
+      event_code: 'REFUND',
+      data: {
+        amount: record.amount?.value,
+        currency: record.amount?.currency,
+        paymentReference: record.paymentReference,
+        refundReason: record.reason,
+        refundReference: record.operationReference,
+        status: 'success',
+        customReference: owner?.customReference ?? null,
+        paymentSource: 'external_api',
+      },
+    });
   }
 
   /** Modifications of one session or POS payment: `{ modifications, meta }`, all on one page. */
   modificationsOf(environment: Environment, kind: 'session' | 'pos', id: string): Answer {
-    const owner =
-      kind === 'session'
-        ? this.findSession(environment, (session) => session.sessionId === id)
-        : this.#state.posPayments.find((payment) => payment.environment === environment && payment.posPaymentId === id);
-    if (!owner) throw notFound(kind === 'session' ? 'Session' : 'POS payment');
-    const records = this.#state.modifications.filter((record) => record.environment === environment && record.sessionId === id);
+    const owner = kind === 'session' ? this.session(environment, id) : this.#store.posPayments.get(id);
+    if (owner?.environment !== environment) throw notFound(kind === 'session' ? 'Session' : 'POS payment');
+    const records = this.#store.modifications.all({ environment, session_id: id });
     return {
       status: 200,
-      data: {
-        modifications: records.map((record) => this.#modificationView(record)),
-        meta: { cursor: null, hasMore: false, total: records.length },
-      },
+      data: { modifications: records.map(modificationView), meta: { cursor: null, hasMore: false, total: records.length } },
     };
   }
 
   listModifications(environment: Environment, query: URLSearchParams): Answer {
-    const type = query.get('type');
-    const status = query.get('status');
-    const records = this.#state.modifications.filter(
-      (record) =>
-        record.environment === environment &&
-        (type === null || record.operationType === type) &&
-        (status === null || record.status === status),
+    const params = listingParams(query);
+    const page = this.#store.modifications.page(
+      { environment, operation_type: query.get('type') ?? undefined, status: query.get('status') ?? undefined },
+      params,
     );
-    const { items, meta } = page(records, query);
-    return { status: 200, data: { modifications: items.map((record) => this.#modificationView(record)), meta } };
+    return { status: 200, data: { modifications: page.items.map(modificationView), meta: meta(page, params.order) } };
   }
 
   // POS
@@ -443,7 +484,12 @@ export class SandboxService {
     };
   }
 
-  async createPosPayment(environment: Environment, body: Record<string, unknown>): Promise<Answer> {
+  /**
+   * Sends a payment to a terminal: the record (listed as `pending`) and the terminal's answer, a
+   * job due after the simulated delay, are committed with the request; the request then waits for
+   * that job. After a crash the job runs on restart and completes the stored idempotent response.
+   */
+  createPosPayment(environment: Environment, body: Record<string, unknown>, idempotencyKey: string | null): Deferred {
     const poiId = requiredString(body, 'poiId');
     const amount = amountOf(body, true) as StoredAmount;
     const description = optionalString(body, 'description', 255);
@@ -452,47 +498,65 @@ export class SandboxService {
     const terminal = TEST_TERMINALS.find((candidate) => candidate.poiId === poiId);
     if (!terminal) throw invalid(`Invalid terminal: device ${poiId} not found`);
     if (!terminal.online) throw new ServiceFailure(502, 13004, 'Error in POS payment response: Reject');
-    if (this.#busyTerminals.has(poiId)) throw new ServiceFailure(409, 13005, 'Terminal busy: another payment is in progress');
-    const ending = amount.value % 100;
-    this.#busyTerminals.add(poiId);
-    try {
-      const record: PosRecord = {
-        environment,
-        posPaymentId: this.#timestampId(INFIX.posPayment[environment]),
-        poiId,
-        amount,
-        status: 'pending',
-        isPreAuth,
-        pspReference: null,
-        errorMessage: null,
-        description,
-        customReference,
-        createdAt: this.#now(),
-      };
-      // Visible as `pending` in the listing while the terminal works.
-      this.#state.posPayments.push(record);
-      await this.#sleep(this.#context.posDelay());
-      if (ending === 55) {
-        this.#state.posPayments.splice(this.#state.posPayments.indexOf(record), 1);
-        throw new ServiceFailure(409, 13005, 'Terminal busy (test simulation)');
-      }
-      if (ending === 77) {
+    // A terminal that is still processing a payment cannot take another, as a real busy terminal.
+    if (this.#store.posPayments.findBy({ poi_id: poiId, status: 'pending' }))
+      throw new ServiceFailure(409, 13005, 'Terminal busy: another payment is in progress');
+    const record: PosRecord = {
+      environment,
+      posPaymentId: this.#timestampId(INFIX.posPayment[environment]),
+      poiId,
+      amount,
+      status: 'pending',
+      isPreAuth,
+      pspReference: null,
+      errorMessage: null,
+      description,
+      customReference,
+      createdAt: this.#now(),
+    };
+    this.#store.posPayments.save(record);
+    const subject: PosAnswerSubject = { posPaymentId: record.posPaymentId, idempotencyKey };
+    this.#schedule(JOB.posAnswer, this.#context.posDelay(), JSON.stringify(subject));
+    return {
+      deferred: new Promise((resolve, reject) => this.#posWaiters.set(record.posPaymentId, { resolve, reject })),
+    };
+  }
+
+  /** The terminal answers: the outcome follows the documented amount endings. */
+  #posAnswer({ posPaymentId, idempotencyKey }: PosAnswerSubject): void {
+    const record = this.#store.posPayments.get(posPaymentId);
+    if (record?.status !== 'pending') return;
+    const ending = record.amount.value % 100;
+    let outcome: Answer | ServiceFailure;
+    if (ending === POS_TEST_ENDINGS.busy) {
+      this.#store.posPayments.delete(posPaymentId);
+      outcome = new ServiceFailure(409, 13005, 'Terminal busy (test simulation)');
+    } else {
+      if (ending === POS_TEST_ENDINGS.failed) {
         record.status = 'failed';
         record.errorMessage = 'Card declined (test simulation)';
         this.#posWebhook(record);
-      } else if (ending === 99) {
+      } else if (ending === POS_TEST_ENDINGS.timeout) {
         record.status = 'timeout';
         record.errorMessage =
           'Terminal did not respond in time; the payment may still be processed asynchronously via webhook (test simulation)';
-        this.#context.clock.setTimeout(() => this.#completeTimeout(record), this.#context.posTimeoutResolveMs);
+        this.#schedule(JOB.posLateCompletion, this.#context.posTimeoutResolveMs, posPaymentId);
       } else {
         this.#succeed(record);
       }
-      this.#context.changed();
-      return { status: 200, data: this.#posView(record) };
-    } finally {
-      this.#busyTerminals.delete(poiId);
+      this.#store.posPayments.save(record);
+      outcome = { status: 200, data: posView(record) };
     }
+    if (idempotencyKey !== null) {
+      // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
+      if (outcome instanceof ServiceFailure) this.#store.deleteIdempotency(record.environment, idempotencyKey);
+      else this.#store.completeIdempotency(record.environment, idempotencyKey, outcome.status, successBody(outcome.data));
+      this.#settleKey(record.environment, idempotencyKey);
+    }
+    const waiter = this.#posWaiters.get(posPaymentId);
+    this.#posWaiters.delete(posPaymentId);
+    if (outcome instanceof ServiceFailure) waiter?.reject(outcome);
+    else waiter?.resolve(outcome);
   }
 
   #succeed(record: PosRecord): void {
@@ -505,10 +569,11 @@ export class SandboxService {
   }
 
   /** A `timeout` payment that the terminal completed later: it succeeds and its webhook goes out. */
-  #completeTimeout(record: PosRecord): void {
-    if (record.status !== 'timeout') return;
+  #completeLate(posPaymentId: string): void {
+    const record = this.#store.posPayments.get(posPaymentId);
+    if (record?.status !== 'timeout') return;
     this.#succeed(record);
-    this.#context.changed();
+    this.#store.posPayments.save(record);
   }
 
   #posWebhook(record: PosRecord): void {
@@ -526,41 +591,17 @@ export class SandboxService {
     });
   }
 
-  #posView(record: PosRecord) {
-    return {
-      posPaymentId: record.posPaymentId,
-      paymentReference: record.posPaymentId,
-      poiId: record.poiId,
-      amount: record.amount,
-      status: record.status,
-      isPreAuth: record.isPreAuth,
-      ...(record.pspReference === null ? {} : { pspReference: record.pspReference }),
-      ...(record.errorMessage === null ? {} : { errorMessage: record.errorMessage }),
-      description: record.description,
-      ...(record.customReference === null ? {} : { customReference: record.customReference }),
-      createdAt: recordTimestamp(record.createdAt),
-    };
-  }
-
   listPosPayments(environment: Environment, query: URLSearchParams): Answer {
     const status = query.get('status');
     if (status !== null && !POS_STATUSES.includes(status)) throw invalid(`status must be one of ${POS_STATUSES.join(', ')}`);
     const start = dateFilter(query, 'created_at_start');
     const end = dateFilter(query, 'created_at_end');
-    const records = this.#state.posPayments.filter(
-      (record) =>
-        record.environment === environment &&
-        (status === null || record.status === status) &&
-        (start === null || record.createdAt >= start) &&
-        // Record timestamps have whole seconds: an end of 10:00:00 includes 10:00:00.999.
-        (end === null || Math.floor(record.createdAt / 1000) * 1000 <= end),
-    );
-    const { items, meta } = page(records, query);
-    return { status: 200, data: { posPayments: items.map((record) => this.#posView(record)), meta } };
-  }
-
-  #sleep(ms: number): Promise<void> {
-    if (ms <= 0) return Promise.resolve();
-    return new Promise((resolve) => this.#context.clock.setTimeout(resolve, ms));
+    const params = listingParams(query);
+    // Record timestamps have whole seconds: an end of 10:00:00 includes 10:00:00.999.
+    const page = this.#store.posPayments.page({ environment, status: status ?? undefined }, params, {
+      from: start,
+      to: end === null ? null : Math.floor(end / 1000) * 1000 + 999,
+    });
+    return { status: 200, data: { posPayments: page.items.map(posView), meta: meta(page, params.order) } };
   }
 }

@@ -1,3 +1,4 @@
+import { isIsoDateTime } from '../schemas/dates.js';
 import { isLuhnValid } from '../testing/index.js';
 import type { StoredAmount } from './records.js';
 import { invalid } from './responses.js';
@@ -15,8 +16,33 @@ const CURRENCIES = new Set(['EUR', 'GBP', 'USD']);
 
 type Body = Record<string, unknown>;
 
-/** Parses a JSON object body; anything else answers 400 / 12001. */
+/** How deep a request body may nest: the documented bodies nest two levels (`amount.value`). */
+export const MAX_BODY_DEPTH = 32;
+
+/** The deepest nesting of arrays and objects in JSON `text`, counted without parsing it. */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const char = text.charCodeAt(index);
+    if (inString) {
+      if (char === 92)
+        index++; // backslash: skip the escaped character
+      else if (char === 34) inString = false;
+    } else if (char === 34) inString = true;
+    else if (char === 123 || char === 91) deepest = Math.max(deepest, ++depth);
+    else if (char === 125 || char === 93) depth--;
+  }
+  return deepest;
+}
+
+/**
+ * Parses a JSON object body; anything else answers 400 / 12001. The depth is checked on the text
+ * first, so that no body can exhaust the stack of the parser or of the canonical form.
+ */
 export function jsonObject(text: string): Body {
+  if (nestingDepth(text) > MAX_BODY_DEPTH) throw invalid(`Request body nests deeper than ${MAX_BODY_DEPTH} levels`);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -94,37 +120,37 @@ export function shopperLocale(body: Body): string {
   throw invalid('shopperLocale must be a BCP-47 language tag');
 }
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?$/;
-
 export function deliverAt(body: Body): string | null {
   const value = body.deliverAt;
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string' || !ISO_DATE_TIME.test(value) || Number.isNaN(Date.parse(value))) {
+  if (typeof value !== 'string' || !isIsoDateTime(value)) {
     throw invalid('deliverAt must be an ISO 8601 date-time', 12002);
   }
   return value;
 }
 
-/** `take` 1..100 (default 20) and `order` asc/desc (default asc) of a listing. */
-export function listingParams(query: URLSearchParams): { take: number; order: 'asc' | 'desc'; offset: number } {
+/**
+ * `take` 1..100 (default 20), `order` asc/desc (default asc) and the cursor of a listing. A cursor
+ * is the order's letter and the `seq` of the last item seen, so a page starts after that item
+ * however many were inserted meanwhile.
+ */
+export function listingParams(query: URLSearchParams): { take: number; order: 'asc' | 'desc'; after: number | null } {
   const rawTake = query.get('take');
   const take = rawTake === null ? 20 : Number(rawTake);
-  if (!Number.isInteger(take) || take < 1 || take > 100) throw invalid('take must be an integer from 1 to 100');
+  if (!/^\d+$/.test(rawTake ?? '20') || take < 1 || take > 100) throw invalid('take must be an integer from 1 to 100');
   const order = query.get('order') ?? 'asc';
   if (order !== 'asc' && order !== 'desc') throw invalid('order must be asc or desc');
   const cursor = query.get('cursor');
-  let offset = 0;
-  if (cursor !== null) {
-    const decoded = /^o(\d+)$/.exec(cursor);
-    if (!decoded) throw invalid('cursor is not valid');
-    offset = Number(decoded[1]);
-  }
-  return { take, order, offset };
+  if (cursor === null || cursor === '') return { take, order, after: null };
+  const decoded = /^([ad])(\d{1,15})$/.exec(cursor);
+  if (!decoded) throw invalid('cursor is not valid: pass meta.cursor of the previous page');
+  if (decoded[1] !== order[0]) throw invalid(`cursor belongs to a listing in ${order === 'asc' ? 'desc' : 'asc'} order`);
+  return { take, order, after: Number(decoded[2]) };
 }
 
-/** The cursor of the page after `offset + take`. */
-export function cursorAfter(offset: number): string {
-  return `o${offset}`;
+/** The cursor of the page after the item with `seq`. */
+export function cursorAfter(order: 'asc' | 'desc', seq: number): string {
+  return `${order[0]}${seq}`;
 }
 
 /** A date filter: `YYYY-MM-DD HH:MM:SS` (UTC, the record format), `YYYY-MM-DD`, or ISO 8601. */

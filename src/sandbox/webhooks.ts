@@ -1,6 +1,8 @@
 import type { Environment } from '../core/options.js';
 import type { SandboxClock } from './clock.js';
-import type { SandboxState, WebhookDelivery } from './records.js';
+import type { DeliveryAttempt, WebhookDelivery } from './records.js';
+import type { JobHandler, Scheduler } from './scheduler.js';
+import type { Job, SandboxStore } from './store.js';
 
 /** How webhook deliveries are retried. */
 export interface WebhookRetryOptions {
@@ -12,96 +14,131 @@ export interface WebhookRetryOptions {
   timeoutMs?: number;
 }
 
+/** The job that makes one delivery attempt; its subject is the delivery id. */
+export const WEBHOOK_ATTEMPT = 'webhook.attempt';
+
+/** How much of an endpoint's answer is kept with the attempt. */
+const RESPONSE_EXCERPT_BYTES = 2_048;
+
 /**
  * POSTs `{ event_code, data }` to every configured URL. A non-2xx answer or a network failure is
- * retried with exponential backoff; every attempt is logged in the state's `deliveries`.
+ * retried with exponential backoff. Deliveries and their attempts are records of the store, and
+ * each attempt a job, so deliveries in progress resume after a restart.
  */
 export class WebhookDispatcher {
-  readonly #state: () => SandboxState;
+  readonly #store: SandboxStore;
   readonly #clock: SandboxClock;
   readonly #fetch: typeof fetch;
   readonly #retry: Required<WebhookRetryOptions>;
-  readonly #onChange: () => void;
-  readonly #inFlight = new Set<Promise<void>>();
+  #scheduler: Scheduler | undefined;
   urls: string[];
 
   constructor(options: {
-    state: () => SandboxState;
+    store: SandboxStore;
     clock: SandboxClock;
     fetch: typeof fetch;
     urls: string[];
     retry?: WebhookRetryOptions | undefined;
-    onChange: () => void;
   }) {
-    this.#state = options.state;
+    this.#store = options.store;
     this.#clock = options.clock;
     this.#fetch = options.fetch;
     this.urls = options.urls;
     this.#retry = { attempts: 6, initialDelayMs: 1_000, timeoutMs: 10_000, ...options.retry };
-    this.#onChange = options.onChange;
   }
 
-  /** Queues `event` for every URL, after `delayMs`. */
-  emit(environment: Environment, event: WebhookDelivery['event'], delayMs = 0): void {
+  /** The scheduler runs the attempts; it is created after the dispatcher, whose handler it needs. */
+  attach(scheduler: Scheduler): void {
+    this.#scheduler = scheduler;
+  }
+
+  /** Records a delivery of `event` to every URL and schedules its first attempt, in the caller's transaction. */
+  emit(environment: Environment, event: WebhookDelivery['event']): void {
     for (const url of this.urls) {
-      const state = this.#state();
       const delivery: WebhookDelivery = {
-        id: ++state.counters.delivery,
+        id: this.#store.nextDeliveryId(),
         url,
         environment,
         event,
         attempts: [],
         delivered: false,
         abandoned: false,
+        createdAt: this.#clock.now(),
       };
-      state.deliveries.push(delivery);
-      this.#schedule(delivery, delayMs);
-    }
-    this.#onChange();
-  }
-
-  /** Schedules again every delivery still in progress, after a restart from a saved state. */
-  resume(): void {
-    for (const delivery of this.#state().deliveries) {
-      if (!delivery.delivered && !delivery.abandoned) this.#schedule(delivery, 0);
+      this.#store.deliveries.save(delivery);
+      this.#scheduler?.add(WEBHOOK_ATTEMPT, 0, String(delivery.id));
     }
   }
 
-  /** Resolves when no delivery attempt is running (scheduled retries may still follow). */
-  async settled(): Promise<void> {
-    while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
-  }
+  /** The job handler of {@link WEBHOOK_ATTEMPT}. */
+  readonly handler: JobHandler = { start: (job) => this.#attempt(job) };
 
-  #schedule(delivery: WebhookDelivery, delayMs: number): void {
-    this.#clock.setTimeout(() => {
-      const attempt = this.#attempt(delivery).finally(() => this.#inFlight.delete(attempt));
-      this.#inFlight.add(attempt);
-    }, delayMs);
-  }
-
-  async #attempt(delivery: WebhookDelivery): Promise<void> {
-    const record: WebhookDelivery['attempts'][number] = { at: this.#clock.now(), status: null, error: null };
-    delivery.attempts.push(record);
+  async #attempt(job: Job): Promise<void> {
+    const pending = this.#store.deliveries.get(job.subject);
+    if (!pending || pending.delivered || pending.abandoned) {
+      this.#store.deleteJob(job.id);
+      return;
+    }
+    const attempt: DeliveryAttempt = { at: this.#clock.now(), status: null, error: null, durationMs: 0, responseBody: null };
+    const began = performance.now();
     try {
-      const response = await this.#fetch(delivery.url, {
+      const response = await this.#fetch(pending.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': 'payment-service-sdk-sandbox' },
-        body: JSON.stringify(delivery.event),
+        body: JSON.stringify(pending.event),
         signal: AbortSignal.timeout(this.#retry.timeoutMs),
       });
-      record.status = response.status;
-      await response.body?.cancel();
-      delivery.delivered = response.ok;
+      attempt.status = response.status;
+      attempt.responseBody = await excerpt(response);
     } catch (error) {
-      record.error = error instanceof Error ? error.message : String(error);
+      attempt.error =
+        error instanceof Error
+          ? error.cause instanceof Error
+            ? `${error.message}: ${error.cause.message}`
+            : error.message
+          : String(error);
     }
-    if (!delivery.delivered) {
-      if (delivery.attempts.length < this.#retry.attempts) {
-        this.#schedule(delivery, this.#retry.initialDelayMs * 2 ** (delivery.attempts.length - 1));
-      } else {
-        delivery.abandoned = true;
+    attempt.durationMs = Math.round(performance.now() - began);
+    if (this.#scheduler?.closed) return;
+    this.#store.transaction(() => {
+      this.#store.deleteJob(job.id);
+      const delivery = this.#store.deliveries.get(job.subject);
+      if (!delivery) return;
+      delivery.attempts.push(attempt);
+      delivery.delivered = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
+      if (!delivery.delivered) {
+        if (delivery.attempts.length < this.#retry.attempts) {
+          this.#scheduler?.add(WEBHOOK_ATTEMPT, this.#retry.initialDelayMs * 2 ** (delivery.attempts.length - 1), job.subject);
+        } else {
+          delivery.abandoned = true;
+        }
       }
-    }
-    this.#onChange();
+      this.#store.deliveries.save(delivery);
+    });
   }
+}
+
+/** The first 2 KB of a response body, as text; the rest is not read. */
+async function excerpt(response: Response): Promise<string | null> {
+  if (!response.body) return null;
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < RESPONSE_EXCERPT_BYTES) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  const bytes = new Uint8Array(Math.min(size, RESPONSE_EXCERPT_BYTES));
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk.subarray(0, bytes.length - offset), offset);
+    offset += Math.min(chunk.byteLength, bytes.length - offset);
+  }
+  return new TextDecoder().decode(bytes);
 }

@@ -13,6 +13,7 @@ import {
   timestamp,
   validDate,
 } from './common.js';
+import { isIsoDateTime } from './dates.js';
 
 /** Documented session statuses. */
 export const SESSION_STATUSES = ['pending', 'completed', 'failed', 'expired', 'cancelled'] as const;
@@ -32,19 +33,6 @@ function isBcp47(tag: string): boolean {
   } catch {
     return false;
   }
-}
-
-const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)?$/;
-
-/** An ISO 8601 calendar date-time (seconds, fraction and offset optional) naming a real instant. */
-function isIsoDateTime(value: string): boolean {
-  const match = ISO_DATE_TIME.exec(value);
-  if (!match) return false;
-  const [, year, month, day, hour, minute, second = '0'] = match.map(Number);
-  const date = new Date(Date.UTC(year ?? 0, (month ?? 1) - 1, day ?? 0));
-  return (
-    date.getUTCMonth() === (month ?? 0) - 1 && date.getUTCDate() === day && (hour ?? 99) < 24 && (minute ?? 99) < 60 && Number(second) < 60
-  );
 }
 
 export const CreateSessionParamsSchema = z.strictObject({

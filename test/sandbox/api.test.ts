@@ -341,7 +341,7 @@ describe('authentication', () => {
   it('answers 403 / 11008 for a missing key, on GET and POST', async () => {
     expect11008(await raw(ctx.sandbox, 'GET', '/pos/terminals', { key: null }));
     expect11008(await raw(ctx.sandbox, 'POST', '/payment/session', { key: null, body: { ...sessionParams } }));
-    expect(ctx.sandbox.state.sessions).toHaveLength(0);
+    expect(ctx.sandbox.records.sessions()).toHaveLength(0);
   });
 
   it('answers 403 / 11008 for an unknown key', async () => {
@@ -365,7 +365,7 @@ describe('authentication', () => {
     const error = await wrong.terminals.list().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(PermissionDeniedError);
     expect((error as PermissionDeniedError).code).toBe(11008);
-    expect(ctx.sandbox.state.sessions).toHaveLength(0);
+    expect(ctx.sandbox.records.sessions()).toHaveLength(0);
   });
 
   it('answers 403 / 11008 for a webcode that does not match the key (query and body)', async () => {
@@ -378,16 +378,16 @@ describe('authentication', () => {
     expect((await raw(ctx.sandbox, 'GET', '/pos/terminals', { key: 'sk_test_other', webcode: 'OTHER1' })).status).toBe(200);
   });
 
-  it('answers 403 without a code for a client address outside the key allow-list', async () => {
+  it('answers 403 / 19403 (sandbox choice) for a client address outside the key allow-list', async () => {
     const result = await raw(ctx.sandbox, 'GET', '/pos/terminals', { key: 'sk_test_far' });
     expect(result.status).toBe(403);
     const error = failureOf(result);
-    expect(error.code).toBeUndefined();
+    expect(error.code).toBe(19403);
     expect(error.statusCode).toBe(403);
     const sdk = clientFor(ctx.sandbox, 'test', { apiKey: 'sk_test_far' });
     const caught = await sdk.terminals.list().catch((thrown: unknown) => thrown);
     expect(caught).toBeInstanceOf(PermissionDeniedError);
-    expect((caught as PermissionDeniedError).code).toBeUndefined();
+    expect((caught as PermissionDeniedError).code).toBe(19403);
     // 127.0.0.1 in the list: allowed.
     expect(await clientFor(ctx.sandbox, 'test', { apiKey: 'sk_test_near' }).terminals.list()).toHaveLength(3);
   });
@@ -423,7 +423,7 @@ describe('validation', () => {
     await expectInvalid(session({ isPreAuth: 'yes' }), 12001, /isPreAuth/);
     // The limits themselves are accepted.
     expect((await session({ description: 'd'.repeat(255), customReference: 'c'.repeat(100) })).status).toBe(201);
-    expect(ctx.sandbox.state.sessions).toHaveLength(1);
+    expect(ctx.sandbox.records.sessions()).toHaveLength(1);
   });
 
   it('answers 12002 for a deliverAt not in ISO 8601', async () => {
@@ -450,7 +450,7 @@ describe('validation', () => {
     await expectInvalid(pos({ amount: { value: -5, currency: 'EUR' } }), 12001, /amount/);
     await expectInvalid(pos({ amount: { value: 1000, currency: 'CHF' } }), 12001, /currency/);
     await expectInvalid(pos({ description: 'd'.repeat(256) }), 12001, /description/);
-    expect(ctx.sandbox.state.posPayments).toHaveLength(0);
+    expect(ctx.sandbox.records.posPayments()).toHaveLength(0);
   });
 
   it('answers 12001 for a body that is not JSON (sandbox choice)', async () => {
@@ -468,11 +468,11 @@ describe('idempotency', () => {
 
   it('replays the stored response for the same key and body without running the operation again', async () => {
     const first = await ctx.test.sessions.create({ ...sessionParams }, { idempotencyKey: 'order-1-try-1' }).withResponse();
-    const count = ctx.sandbox.state.sessions.length;
+    const count = ctx.sandbox.records.counts().sessions;
     const second = await ctx.test.sessions.create({ ...sessionParams }, { idempotencyKey: 'order-1-try-1' }).withResponse();
     expect(second.response.status).toBe(201);
     expect(second.data).toEqual(first.data);
-    expect(ctx.sandbox.state.sessions).toHaveLength(count);
+    expect(ctx.sandbox.records.sessions()).toHaveLength(count);
     // Raw: same body in another key order is the same request (sandbox choice).
     const reordered = await raw(ctx.sandbox, 'POST', '/payment/session', {
       idempotencyKey: 'order-1-try-1',
@@ -487,12 +487,12 @@ describe('idempotency', () => {
     });
     expect(reordered.status).toBe(201);
     expect(reordered.body.data.sessionId).toBe(first.data.sessionId);
-    expect(ctx.sandbox.state.sessions).toHaveLength(count);
+    expect(ctx.sandbox.records.sessions()).toHaveLength(count);
   });
 
   it('answers 409 with the documented message for the same key and a different body', async () => {
     await ctx.test.sessions.create({ ...sessionParams }, { idempotencyKey: 'k-body' });
-    const count = ctx.sandbox.state.sessions.length;
+    const count = ctx.sandbox.records.counts().sessions;
     const result = await raw(ctx.sandbox, 'POST', '/payment/session', {
       idempotencyKey: 'k-body',
       body: { ...sessionParams, amount: EUR(1) },
@@ -504,7 +504,7 @@ describe('idempotency', () => {
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(IdempotencyConflictError);
     expect((error as IdempotencyConflictError).reason).toBe('body-mismatch');
-    expect(ctx.sandbox.state.sessions).toHaveLength(count);
+    expect(ctx.sandbox.records.sessions()).toHaveLength(count);
   });
 
   it('answers 409 with the documented message for the same key on another endpoint', async () => {
@@ -520,16 +520,16 @@ describe('idempotency', () => {
       .catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(IdempotencyConflictError);
     expect((error as IdempotencyConflictError).reason).toBe('endpoint-mismatch');
-    expect(ctx.sandbox.state.posPayments).toHaveLength(0);
+    expect(ctx.sandbox.records.posPayments()).toHaveLength(0);
   });
 
   it('keeps the records of each environment apart', async () => {
-    const before = ctx.sandbox.state.sessions.length;
+    const before = ctx.sandbox.records.counts().sessions;
     const test = await ctx.test.sessions.create({ ...sessionParams }, { idempotencyKey: 'k-env' });
     const live = await ctx.live.sessions.create({ ...sessionParams }, { idempotencyKey: 'k-env' });
     expect(live.sessionId).not.toBe(test.sessionId);
     expect(live.sessionId).toContain('-EXT-');
-    expect(ctx.sandbox.state.sessions).toHaveLength(before + 2);
+    expect(ctx.sandbox.records.sessions()).toHaveLength(before + 2);
     // A key used in Live on one endpoint is free in Test for another endpoint.
     const pos = await ctx.live.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: EUR(1000) }, { idempotencyKey: 'k-env-2' });
     expect(pos.status).toBe('success');
@@ -538,12 +538,12 @@ describe('idempotency', () => {
   });
 
   it('never charges or refunds twice for a replayed POS payment or refund', async () => {
-    const before = ctx.sandbox.state.posPayments.length;
+    const before = ctx.sandbox.records.counts().posPayments;
     const params = { poiId: 'S1F2-TEST-000002', amount: EUR(4200) };
     const first = await ctx.test.pos.createPayment(params, { idempotencyKey: 'pos-once' });
     const second = await ctx.test.pos.createPayment(params, { idempotencyKey: 'pos-once' });
     expect(second).toEqual(first);
-    expect(ctx.sandbox.state.posPayments).toHaveLength(before + 1);
+    expect(ctx.sandbox.records.posPayments()).toHaveLength(before + 1);
 
     const refund1 = await ctx.test.modifications.refund(
       { paymentReference: first.posPaymentId, amount: EUR(1000) },
@@ -554,7 +554,7 @@ describe('idempotency', () => {
       { idempotencyKey: 'refund-once' },
     );
     expect(refund2.refundReference).toBe(refund1.refundReference);
-    expect(ctx.sandbox.state.modifications.filter((record) => record.paymentReference === first.posPaymentId)).toHaveLength(1);
+    expect(ctx.sandbox.records.modifications().filter((record) => record.paymentReference === first.posPaymentId)).toHaveLength(1);
   });
 
   it('does not store a failed request, so it may be sent again as it was (sandbox choice)', async () => {
@@ -668,7 +668,7 @@ describe('POS terminals and payments (Test)', () => {
     expect(result.status).toBe('success');
     expect(result.recovered).toBe(true);
     expect(result.pspReference).toEqual(expect.any(String));
-    expect(other.sandbox.state.posPayments).toHaveLength(1);
+    expect(other.sandbox.records.posPayments()).toHaveLength(1);
   });
 
   it('resolves a timeout after posTimeoutResolveMs on the clock; GET /pos/payments shows the final status', async () => {
@@ -697,7 +697,7 @@ describe('POS terminals and payments (Test)', () => {
       { recover: false, idempotencyKey: key },
     );
     expect(replay).toMatchObject({ posPaymentId: payment.posPaymentId, status: 'timeout' });
-    expect(other.sandbox.state.posPayments).toHaveLength(1);
+    expect(other.sandbox.records.posPayments()).toHaveLength(1);
   });
 
   it('delays the answer 2 to 3 s by default, listing the payment as pending meanwhile', async () => {
@@ -719,8 +719,8 @@ describe('POS terminals and payments (Test)', () => {
       settled = response;
       return response;
     });
-    for (let index = 0; index < 50 && sandbox.state.posPayments.length === 0; index++) await tick();
-    expect(sandbox.state.posPayments).toHaveLength(1);
+    for (let index = 0; index < 50 && sandbox.records.counts().posPayments === 0; index++) await tick();
+    expect(sandbox.records.posPayments()).toHaveLength(1);
     const listed = (await (await request(`/pos/payments?webcode=${sandbox.webcode}&status=pending`)).json()) as {
       data: { meta: { total: number } };
     };
@@ -1056,7 +1056,7 @@ describe('library: createSandbox', () => {
     const body = (await created.json()) as { success: boolean; data: { sessionId: string; paymentUrl: string } };
     expect(body.success).toBe(true);
     expect(body.data.paymentUrl.startsWith('http://sandbox.localhost/pay-external-test/')).toBe(true);
-    expect(sandbox.state.sessions.map((session) => session.sessionId)).toEqual([body.data.sessionId]);
+    expect(sandbox.records.sessions().map((session) => session.sessionId)).toEqual([body.data.sessionId]);
 
     const paid = await sandbox.handle(
       new Request(body.data.paymentUrl, {
@@ -1073,7 +1073,7 @@ describe('library: createSandbox', () => {
       }),
     );
     expect(paid.headers.get('refresh')).toMatch(new RegExp(`^1; url=${URL_OK.replace(/[.]/g, '\\.')}\\?data=`));
-    expect(sandbox.state.sessions[0]?.status).toBe('completed');
+    expect(sandbox.records.sessions()[0]?.status).toBe('completed');
 
     const allowed = await sandbox.handle(
       new Request(`${sandbox.baseUrl}/external/v1/test/pos/terminals?webcode=SANDBOX`, { headers: { 'x-api-key': 'sk_ip' } }),
@@ -1157,6 +1157,6 @@ describe('library: msw handlers, in process', () => {
     expect(pos.status).toBe('success');
     const refund = await client.modifications.refund({ paymentReference: pos.posPaymentId, reason: 'x' });
     expect(refund.status).toBe('pending');
-    expect(sandbox.state.modifications).toHaveLength(1);
+    expect(sandbox.records.modifications()).toHaveLength(1);
   });
 });

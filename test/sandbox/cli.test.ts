@@ -206,7 +206,7 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     expect((await stop(second)).code).toBe(0);
   });
 
-  it('keeps the state across restarts with --data-dir, in a file written atomically', async () => {
+  it('keeps the state across restarts with --data-dir, in DIR/sandbox.db (SQLite)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sandbox-cli-'));
     temporary.push(dir);
     const first = await startCli(['--data-dir', dir, '--pos-delay-ms', '0']);
@@ -217,9 +217,9 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     const pos = await client.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1000, currency: 'EUR' } });
     expect((await stop(first)).code).toBe(0);
 
-    const files = readdirSync(dir);
-    expect(files).toEqual(['sandbox-state.json']);
-    expect(() => JSON.parse(readFileSync(join(dir, 'sandbox-state.json'), 'utf8'))).not.toThrow();
+    // A clean stop checkpoints the write-ahead log into the database file.
+    expect(readdirSync(dir)).toEqual(['sandbox.db']);
+    expect(readFileSync(join(dir, 'sandbox.db')).subarray(0, 16).toString('latin1')).toBe('SQLite format 3\u0000');
 
     const second = await startCli(['--data-dir', dir, '--pos-delay-ms', '0']);
     const again = clientOf(second.info);
@@ -235,7 +235,7 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     expect([pending.sessionId, paidSession.sessionId]).not.toContain(fresh.sessionId);
     expect((await again.sessions.list().toArray()).length).toBe(3);
     expect((await stop(second)).code).toBe(0);
-    expect(readdirSync(dir)).toEqual(['sandbox-state.json']);
+    expect(readdirSync(dir)).toEqual(['sandbox.db']);
   });
 
   it('resolves a refund acknowledged just before a restart once it runs again with --data-dir', async () => {

@@ -1,7 +1,7 @@
 /**
  * Webhooks of the sandbox, end to end over 127.0.0.1: `{ event_code, data }` POSTed to every
  * configured URL, retried with backoff against a receiver that fails first, with the delivery log
- * in `sandbox.state.deliveries`; the events of online payments, POS payments and refunds.
+ * in `sandbox.records.deliveries()`; the events of online payments, POS payments and refunds.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Sandbox, WebhookDelivery } from '../../src/sandbox/index.js';
@@ -41,23 +41,23 @@ describe('webhook deliveries', () => {
     };
 
     const paid = await paidSession(ctx.test);
-    const log = ctx.sandbox.state.deliveries;
-    expect(log).toHaveLength(1);
-    expect(log[0]).toMatchObject({ url: hook.url, environment: 'test', delivered: false, event: { event_code: 'AUTHORISATION' } });
+    const log = () => ctx.sandbox.records.deliveries();
+    expect(log()).toHaveLength(1);
+    expect(log()[0]).toMatchObject({ url: hook.url, environment: 'test', delivered: false, event: { event_code: 'AUTHORISATION' } });
 
     await step(0);
-    expect(statuses(log[0])).toEqual([500]);
-    expect(log[0]?.delivered).toBe(false);
+    expect(statuses(log()[0])).toEqual([500]);
+    expect(log()[0]?.delivered).toBe(false);
     await step(999);
-    expect(statuses(log[0])).toEqual([500]);
+    expect(statuses(log()[0])).toEqual([500]);
     await step(1);
-    expect(statuses(log[0])).toEqual([500, 500]);
+    expect(statuses(log()[0])).toEqual([500, 500]);
     await step(1_999);
-    expect(statuses(log[0])).toEqual([500, 500]);
+    expect(statuses(log()[0])).toEqual([500, 500]);
     await step(1);
-    expect(statuses(log[0])).toEqual([500, 500, 200]);
-    expect(log[0]).toMatchObject({ delivered: true, abandoned: false });
-    expect(log[0]?.attempts.map((attempt) => attempt.at - START)).toEqual([0, 1_000, 3_000]);
+    expect(statuses(log()[0])).toEqual([500, 500, 200]);
+    expect(log()[0]).toMatchObject({ delivered: true, abandoned: false });
+    expect(log()[0]?.attempts.map((attempt) => attempt.at - START)).toEqual([0, 1_000, 3_000]);
     // Delivered: no more attempts.
     await step(600_000);
     expect(hook.received).toHaveLength(3);
@@ -93,8 +93,8 @@ describe('webhook deliveries', () => {
     expect(hook.received.map((item) => item.status)).toEqual([500, 200]);
     expect(accepted?.json.event_code).toBe('AUTHORISATION');
     await ctx.sandbox.webhooksSettled();
-    expect(ctx.sandbox.state.deliveries[0]).toMatchObject({ delivered: true });
-    expect(statuses(ctx.sandbox.state.deliveries[0])).toEqual([500, 200]);
+    expect(ctx.sandbox.records.deliveries()[0]).toMatchObject({ delivered: true });
+    expect(statuses(ctx.sandbox.records.deliveries()[0])).toEqual([500, 200]);
   });
 
   it('delivers to each configured URL, with a log per URL', async () => {
@@ -107,7 +107,7 @@ describe('webhook deliveries', () => {
     await ctx.sandbox.webhooksSettled();
     await clock.advance(1_000);
     await ctx.sandbox.webhooksSettled();
-    const log = ctx.sandbox.state.deliveries;
+    const log = ctx.sandbox.records.deliveries();
     expect(log.map((delivery) => delivery.url)).toEqual([first.url, second.url]);
     expect(statuses(log[0])).toEqual([200]);
     expect(statuses(log[1])).toEqual([503, 200]);
@@ -133,7 +133,7 @@ describe('webhook deliveries', () => {
       await clock.advance(ms);
       await ctx.sandbox.webhooksSettled();
     }
-    const [delivery] = ctx.sandbox.state.deliveries;
+    const [delivery] = ctx.sandbox.records.deliveries();
     expect(statuses(delivery)).toEqual([500, 500, 500]);
     expect(delivery).toMatchObject({ delivered: false, abandoned: true });
     expect(hook.received).toHaveLength(3);
@@ -149,7 +149,7 @@ describe('webhook deliveries', () => {
     await ctx.sandbox.webhooksSettled();
     await clock.advance(1_000);
     await ctx.sandbox.webhooksSettled();
-    const [delivery] = ctx.sandbox.state.deliveries;
+    const [delivery] = ctx.sandbox.records.deliveries();
     expect(delivery?.attempts).toHaveLength(2);
     for (const attempt of delivery?.attempts ?? []) {
       expect(attempt.status).toBeNull();
@@ -161,7 +161,7 @@ describe('webhook deliveries', () => {
   it('sends nothing without webhook URLs', async () => {
     const ctx = await sandbox();
     await paidSession(ctx.test);
-    expect(ctx.sandbox.state.deliveries).toEqual([]);
+    expect(ctx.sandbox.records.deliveries()).toEqual([]);
   });
 
   it('stops retrying once the sandbox is closed', async () => {
@@ -290,7 +290,7 @@ describe('webhook events', () => {
       { recover: { initialDelayMs: 5_000, pollIntervalMs: 5_000, maxWaitMs: 8_000, webhook } },
     );
     expect(result).toMatchObject({ status: 'success', recovered: true });
-    expect(ctx.sandbox.state.posPayments).toHaveLength(1);
+    expect(ctx.sandbox.records.posPayments()).toHaveLength(1);
   });
 
   it('sends the sessions of each environment with their environment in the log', async () => {
@@ -301,7 +301,7 @@ describe('webhook events', () => {
     await submitForm(created.paymentUrl);
     await clock.advance(0);
     await ctx.sandbox.webhooksSettled();
-    expect(ctx.sandbox.state.deliveries[0]).toMatchObject({ environment: 'live', delivered: true });
+    expect(ctx.sandbox.records.deliveries()[0]).toMatchObject({ environment: 'live', delivered: true });
     expect(hook.accepted()[0]?.json.data.paymentReference).toMatch(new RegExp(`^${ctx.sandbox.webcode}-PXT-\\d+$`));
   });
 });

@@ -1,0 +1,39 @@
+import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
+
+/** A request body as UTF-8 text, at most `limit` bytes: past that it answers 413 and reads no further. */
+export async function readText(request: Request, limit: number): Promise<string> {
+  const tooLarge = () => new ServiceFailure(413, SANDBOX_CODES.bodyTooLarge, `Request body larger than ${limit} bytes`);
+  if (Number(request.headers.get('content-length') ?? 0) > limit) throw tooLarge();
+  if (!request.body) return '';
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw invalid('Request body must be UTF-8 text');
+  }
+}
+
+/** The body of an API POST: JSON only (415 otherwise), within the size limit. */
+export function readJsonText(request: Request, limit: number): Promise<string> {
+  if (!/^application\/json\s*(;|$)/i.test(request.headers.get('content-type') ?? ''))
+    return Promise.reject(new ServiceFailure(415, SANDBOX_CODES.unsupportedMediaType, 'Content-Type must be application/json'));
+  return readText(request, limit);
+}

@@ -1,0 +1,547 @@
+/**
+ * The sandbox's state in SQLite (`node:sqlite`): in memory by default, `DIR/sandbox.db` with a data
+ * folder. Each record kind is a table whose indexed columns are what the listings filter and order
+ * on (environment, status, creation time, `seq` as the cursor key); the record itself is a JSON
+ * column, so that a new field needs no migration. Everything one request changes is committed in
+ * one transaction (see {@link SandboxStore.transaction}).
+ */
+import type { Environment } from '../core/options.js';
+import type { IdempotencyRecord, ModificationRecord, PosRecord, SandboxRecords, SessionRecord, WebhookDelivery } from './records.js';
+import { type Database, loadSqlite, type SqlValue, type Statement } from './sqlite.js';
+
+/** The store could not be opened: the message names the file and what to do. */
+export class SandboxStoreError extends Error {
+  override readonly name = 'SandboxStoreError';
+  /** The file at fault. */
+  readonly path: string;
+
+  constructor(path: string, message: string) {
+    super(message);
+    this.path = path;
+  }
+}
+
+/** `WHERE` conditions: column and value, joined by `AND`; `undefined` values are left out. */
+export type Conditions = Record<string, SqlValue | undefined>;
+
+/** A page of a keyset listing. */
+export interface KeysetPage<R> {
+  items: R[];
+  /** `seq` of the last item, when more follow. */
+  next: number | null;
+  total: number;
+}
+
+/** Where a keyset listing starts and how it runs. */
+export interface KeysetParams {
+  order: 'asc' | 'desc';
+  /** Only items after this `seq` in the listing's order. */
+  after: number | null;
+  take: number;
+}
+
+interface ColumnSpec<R> {
+  name: string;
+  of: (record: R) => SqlValue;
+}
+
+/** One record kind: its table, its key column and the indexed columns derived from a record. */
+export class RecordTable<R> {
+  readonly #store: SandboxStore;
+  readonly #table: string;
+  readonly #key: ColumnSpec<R>;
+  readonly #columns: ColumnSpec<R>[];
+  readonly #upsert: string;
+
+  constructor(store: SandboxStore, table: string, key: ColumnSpec<R>, columns: ColumnSpec<R>[]) {
+    this.#store = store;
+    this.#table = table;
+    this.#key = key;
+    this.#columns = columns;
+    const names = [key.name, ...columns.map((column) => column.name), 'record'];
+    this.#upsert = `INSERT INTO ${table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})
+      ON CONFLICT(${key.name}) DO UPDATE SET ${names
+        .slice(1)
+        .map((name) => `${name} = excluded.${name}`)
+        .join(', ')}`;
+  }
+
+  /** Inserts the record, or replaces the stored one with the same key. */
+  save(record: R): void {
+    this.#store
+      .statement(this.#upsert)
+      .run(this.#key.of(record), ...this.#columns.map((column) => column.of(record)), JSON.stringify(record));
+  }
+
+  get(key: string): R | undefined {
+    return this.findBy({ [this.#key.name]: key });
+  }
+
+  findBy(conditions: Conditions): R | undefined {
+    const [where, values] = whereClause(conditions);
+    const row = this.#store.statement(`SELECT record FROM ${this.#table}${where} LIMIT 1`).get(...values);
+    return row ? (JSON.parse(row.record as string) as R) : undefined;
+  }
+
+  all(conditions: Conditions, options: { order?: 'asc' | 'desc' | undefined; limit?: number | undefined } = {}): R[] {
+    const [where, values] = whereClause(conditions);
+    const limit = options.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(options.limit))}`;
+    const rows = this.#store
+      .statement(`SELECT record FROM ${this.#table}${where} ORDER BY seq ${options.order === 'desc' ? 'DESC' : 'ASC'}${limit}`)
+      .all(...values);
+    return rows.map((row) => JSON.parse(row.record as string) as R);
+  }
+
+  count(conditions: Conditions = {}, range?: CreatedRange): number {
+    const [where, values] = whereClause(conditions, range);
+    return this.#store.statement(`SELECT count(*) AS n FROM ${this.#table}${where}`).get(...values)?.n as number;
+  }
+
+  delete(key: string): void {
+    this.#store.statement(`DELETE FROM ${this.#table} WHERE ${this.#key.name} = ?`).run(key);
+  }
+
+  /** One page of a listing in `seq` order, keyset-paged: inserts during a walk never shift it. */
+  page(conditions: Conditions, params: KeysetParams, range?: CreatedRange): KeysetPage<R> {
+    const [where, values] = whereClause(conditions, range);
+    const total = this.count(conditions, range);
+    const direction = params.order === 'desc' ? 'DESC' : 'ASC';
+    const seek = params.after === null ? '' : `${where ? ' AND' : ' WHERE'} seq ${params.order === 'desc' ? '<' : '>'} ?`;
+    const rows = this.#store
+      .statement(`SELECT seq, record FROM ${this.#table}${where}${seek} ORDER BY seq ${direction} LIMIT ?`)
+      .all(...values, ...(params.after === null ? [] : [params.after]), params.take + 1);
+    const more = rows.length > params.take;
+    const kept = more ? rows.slice(0, params.take) : rows;
+    return {
+      items: kept.map((row) => JSON.parse(row.record as string) as R),
+      next: more ? (kept[kept.length - 1]?.seq as number) : null,
+      total,
+    };
+  }
+}
+
+/** Bounds of `created_at`, both inclusive; `null` is open. */
+export interface CreatedRange {
+  from: number | null;
+  to: number | null;
+}
+
+function whereClause(conditions: Conditions, range?: CreatedRange): [string, SqlValue[]] {
+  const names: string[] = [];
+  const values: SqlValue[] = [];
+  for (const [name, value] of Object.entries(conditions)) {
+    if (value === undefined) continue;
+    names.push(`${name} = ?`);
+    values.push(value);
+  }
+  if (range?.from != null) {
+    names.push('created_at >= ?');
+    values.push(range.from);
+  }
+  if (range?.to != null) {
+    names.push('created_at <= ?');
+    values.push(range.to);
+  }
+  return [names.length === 0 ? '' : ` WHERE ${names.join(' AND ')}`, values];
+}
+
+/** A unit of scheduled work, kept in the database so that it resumes after a restart. */
+export interface Job {
+  id: number;
+  kind: string;
+  dueAt: number;
+  subject: string;
+}
+
+/**
+ * Forward migrations: entry `n` brings a database from version `n` to `n + 1`
+ * (`PRAGMA user_version`). Append only.
+ */
+const MIGRATIONS = [
+  `CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+   INSERT INTO counters (name, value) VALUES ('reference', 1000), ('lastTimestamp', 0), ('delivery', 0), ('runs', 0);
+   CREATE TABLE sessions (
+     seq INTEGER PRIMARY KEY, session_id TEXT NOT NULL UNIQUE, environment TEXT NOT NULL, status TEXT NOT NULL,
+     token TEXT NOT NULL UNIQUE, payment_reference TEXT UNIQUE, created_at INTEGER NOT NULL, record TEXT NOT NULL);
+   CREATE INDEX sessions_by_status ON sessions (environment, status);
+   CREATE TABLE pos_payments (
+     seq INTEGER PRIMARY KEY, pos_payment_id TEXT NOT NULL UNIQUE, environment TEXT NOT NULL, status TEXT NOT NULL,
+     poi_id TEXT NOT NULL, created_at INTEGER NOT NULL, record TEXT NOT NULL);
+   CREATE INDEX pos_payments_by_status ON pos_payments (environment, status);
+   CREATE INDEX pos_payments_by_time ON pos_payments (environment, created_at);
+   CREATE INDEX pos_payments_by_terminal ON pos_payments (poi_id, status);
+   CREATE TABLE modifications (
+     seq INTEGER PRIMARY KEY, operation_reference TEXT NOT NULL UNIQUE, environment TEXT NOT NULL, status TEXT NOT NULL,
+     operation_type TEXT NOT NULL, payment_reference TEXT NOT NULL, session_id TEXT NOT NULL,
+     created_at INTEGER NOT NULL, record TEXT NOT NULL);
+   CREATE INDEX modifications_by_type ON modifications (environment, operation_type, status);
+   CREATE INDEX modifications_by_status ON modifications (environment, status);
+   CREATE INDEX modifications_by_payment ON modifications (payment_reference);
+   CREATE INDEX modifications_by_session ON modifications (session_id);
+   CREATE TABLE deliveries (
+     seq INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, environment TEXT NOT NULL, status TEXT NOT NULL,
+     url TEXT NOT NULL, created_at INTEGER NOT NULL, record TEXT NOT NULL);
+   CREATE INDEX deliveries_by_status ON deliveries (environment, status);
+   CREATE TABLE idempotency (
+     environment TEXT NOT NULL, key TEXT NOT NULL, endpoint TEXT NOT NULL, body_hash TEXT NOT NULL,
+     status INTEGER, response TEXT, created_at INTEGER NOT NULL, PRIMARY KEY (environment, key)) WITHOUT ROWID;
+   CREATE INDEX idempotency_by_age ON idempotency (created_at);
+   CREATE TABLE jobs (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, due_at INTEGER NOT NULL, subject TEXT NOT NULL);
+   CREATE INDEX jobs_by_due ON jobs (due_at);`,
+];
+
+/** The database file in a data folder. */
+export const DATABASE_FILE = 'sandbox.db';
+/** The JSON state file of earlier versions, imported once. */
+export const LEGACY_STATE_FILE = 'sandbox-state.json';
+
+interface NodeFs {
+  mkdirSync(path: string, options: { recursive: true }): void;
+  readFileSync(path: string, encoding: 'utf8'): string;
+  existsSync(path: string): boolean;
+  readdirSync(path: string): string[];
+  rmSync(path: string, options: { force: true }): void;
+}
+
+function nodeFs(): NodeFs {
+  const fs = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process?.getBuiltinModule?.('node:fs');
+  if (!fs) throw new Error('dataDir needs Node.js 22.13 or later, Deno or Bun');
+  return fs as NodeFs;
+}
+
+/** The sandbox's database. */
+export class SandboxStore {
+  readonly #db: Database;
+  readonly #statements = new Map<string, Statement>();
+  #depth = 0;
+  /** Where the database lives: a file path, or `:memory:`. */
+  readonly location: string;
+  /** How many times this database was opened before, this time included (1 for a new one). */
+  readonly runs: number;
+
+  readonly sessions: RecordTable<SessionRecord>;
+  readonly posPayments: RecordTable<PosRecord>;
+  readonly modifications: RecordTable<ModificationRecord>;
+  readonly deliveries: RecordTable<WebhookDelivery>;
+
+  /** Opens `dataDir/sandbox.db` (created if absent), or an in-memory database without `dataDir`. */
+  constructor(dataDir?: string) {
+    const { DatabaseSync } = loadSqlite();
+    let legacy: string | undefined;
+    if (dataDir === undefined) {
+      this.location = ':memory:';
+    } else {
+      const fs = nodeFs();
+      const dir = dataDir.replace(/\/+$/, '') || '/';
+      fs.mkdirSync(dir, { recursive: true });
+      this.location = `${dir}/${DATABASE_FILE}`;
+      // Leftovers of the JSON store's atomic writes, from runs that were killed.
+      for (const name of fs.readdirSync(dir)) {
+        if (name.startsWith(`${LEGACY_STATE_FILE}.`) && name.endsWith('.tmp')) fs.rmSync(`${dir}/${name}`, { force: true });
+      }
+      if (fs.existsSync(`${dir}/${LEGACY_STATE_FILE}`)) legacy = `${dir}/${LEGACY_STATE_FILE}`;
+    }
+    const advice = `move it aside (mv ${this.location} ${this.location}.broken) and start again`;
+    try {
+      this.#db = new DatabaseSync(this.location, { timeout: 5_000 });
+      if (dataDir !== undefined) {
+        this.#db.exec('PRAGMA journal_mode = WAL');
+        // WAL with NORMAL: a commit survives the process being killed; only a power cut may lose the last ones.
+        this.#db.exec('PRAGMA synchronous = NORMAL');
+      }
+      const integrity = this.#db.prepare('PRAGMA quick_check').get()?.quick_check;
+      if (integrity !== 'ok') throw new Error(`integrity check: ${String(integrity)}`);
+    } catch (error) {
+      throw new SandboxStoreError(this.location, `The sandbox database ${this.location} cannot be read (${reason(error)}): ${advice}.`);
+    }
+    const version = this.#db.prepare('PRAGMA user_version').get()?.user_version as number;
+    if (version > MIGRATIONS.length) {
+      this.#db.close();
+      throw new SandboxStoreError(
+        this.location,
+        `The sandbox database ${this.location} has schema version ${version}, newer than this payment-service-sdk knows (${MIGRATIONS.length}): use a newer version, or ${advice}.`,
+      );
+    }
+    this.sessions = new RecordTable(this, 'sessions', { name: 'session_id', of: (record) => record.sessionId }, [
+      { name: 'environment', of: (record) => record.environment },
+      { name: 'status', of: (record) => record.status },
+      { name: 'token', of: (record) => record.token },
+      { name: 'payment_reference', of: (record) => record.paymentReference },
+      { name: 'created_at', of: (record) => record.createdAt },
+    ]);
+    this.posPayments = new RecordTable(this, 'pos_payments', { name: 'pos_payment_id', of: (record) => record.posPaymentId }, [
+      { name: 'environment', of: (record) => record.environment },
+      { name: 'status', of: (record) => record.status },
+      { name: 'poi_id', of: (record) => record.poiId },
+      { name: 'created_at', of: (record) => record.createdAt },
+    ]);
+    this.modifications = new RecordTable(
+      this,
+      'modifications',
+      { name: 'operation_reference', of: (record) => record.operationReference },
+      [
+        { name: 'environment', of: (record) => record.environment },
+        { name: 'status', of: (record) => record.status },
+        { name: 'operation_type', of: (record) => record.operationType },
+        { name: 'payment_reference', of: (record) => record.paymentReference },
+        { name: 'session_id', of: (record) => record.sessionId },
+        { name: 'created_at', of: (record) => record.createdAt },
+      ],
+    );
+    this.deliveries = new RecordTable(this, 'deliveries', { name: 'id', of: (record) => String(record.id) }, [
+      { name: 'environment', of: (record) => record.environment },
+      { name: 'status', of: (record) => deliveryStatus(record) },
+      { name: 'url', of: (record) => record.url },
+      { name: 'created_at', of: (record) => record.createdAt },
+    ]);
+    this.transaction(() => {
+      for (const [index, sql] of MIGRATIONS.entries()) if (index >= version) this.#db.exec(sql);
+      this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+      if (legacy && version === 0) this.#importLegacy(legacy);
+    });
+    this.runs = this.#counter('runs', (runs) => runs + 1);
+  }
+
+  /** A prepared statement, prepared once per SQL text. */
+  statement(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /**
+   * Runs `work` in one transaction: all that it writes commits together, or nothing does when it
+   * throws. `work` is synchronous, so no other request interleaves. Nested calls join the outer one.
+   */
+  transaction<T>(work: () => T): T {
+    if (this.#depth > 0) return work();
+    this.#db.exec('BEGIN IMMEDIATE');
+    this.#depth++;
+    try {
+      const result = work();
+      this.#db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      this.#db.exec('ROLLBACK');
+      throw error;
+    } finally {
+      this.#depth--;
+    }
+  }
+
+  /** Sets counter `name` to `next(current)` and returns the new value. */
+  #counter(name: string, next: (value: number) => number): number {
+    const current = this.statement('SELECT value FROM counters WHERE name = ?').get(name)?.value as number;
+    const value = next(current);
+    this.statement('UPDATE counters SET value = ? WHERE name = ?').run(value, name);
+    return value;
+  }
+
+  /** The next `{number}` of numbered references. */
+  nextReference(): number {
+    return this.#counter('reference', (value) => value + 1);
+  }
+
+  /** The id of a new webhook delivery. */
+  nextDeliveryId(): number {
+    return this.#counter('delivery', (value) => value + 1);
+  }
+
+  /** A timestamp for an id: `now`, made unique and increasing. */
+  nextTimestamp(now: number): number {
+    return this.#counter('lastTimestamp', (value) => Math.max(value + 1, now));
+  }
+
+  // Idempotency
+
+  idempotencyEntry(environment: Environment, key: string, notBefore: number): IdempotencyRecord | undefined {
+    const row = this.statement(
+      `SELECT environment, key, endpoint, body_hash AS bodyHash, status, response, created_at AS createdAt
+       FROM idempotency WHERE environment = ? AND key = ? AND created_at >= ?`,
+    ).get(environment, key, notBefore);
+    return row as IdempotencyRecord | undefined;
+  }
+
+  saveIdempotency(entry: IdempotencyRecord): void {
+    this.statement(
+      `INSERT OR REPLACE INTO idempotency (environment, key, endpoint, body_hash, status, response, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(entry.environment, entry.key, entry.endpoint, entry.bodyHash, entry.status, entry.response, entry.createdAt);
+  }
+
+  /** Stores the response of an entry whose request was still running. */
+  completeIdempotency(environment: Environment, key: string, status: number, response: string): void {
+    this.statement('UPDATE idempotency SET status = ?, response = ? WHERE environment = ? AND key = ?').run(
+      status,
+      response,
+      environment,
+      key,
+    );
+  }
+
+  deleteIdempotency(environment: Environment, key: string): void {
+    this.statement('DELETE FROM idempotency WHERE environment = ? AND key = ?').run(environment, key);
+  }
+
+  /** Removes entries created before `before`. */
+  purgeIdempotency(before: number): void {
+    this.statement('DELETE FROM idempotency WHERE created_at < ?').run(before);
+  }
+
+  // Jobs
+
+  addJob(kind: string, dueAt: number, subject: string): void {
+    this.statement('INSERT INTO jobs (kind, due_at, subject) VALUES (?, ?, ?)').run(kind, dueAt, subject);
+  }
+
+  /** Jobs due at `now`, earliest first. */
+  dueJobs(now: number): Job[] {
+    return this.statement('SELECT id, kind, due_at AS dueAt, subject FROM jobs WHERE due_at <= ? ORDER BY due_at, id').all(
+      now,
+    ) as unknown as Job[];
+  }
+
+  /** The earliest due time of a job not in `running`, if any. */
+  nextDue(running: ReadonlySet<number>): number | undefined {
+    const ids = [...running];
+    const skip = ids.length === 0 ? '' : ` WHERE id NOT IN (${ids.map(() => '?').join(', ')})`;
+    return (this.statement(`SELECT min(due_at) AS due FROM jobs${skip}`).get(...ids)?.due as number | null) ?? undefined;
+  }
+
+  deleteJob(id: number): void {
+    this.statement('DELETE FROM jobs WHERE id = ?').run(id);
+  }
+
+  /** Deletes every job of `kind` about `subject`. */
+  cancelJobs(kind: string, subject: string): void {
+    this.statement('DELETE FROM jobs WHERE kind = ? AND subject = ?').run(kind, subject);
+  }
+
+  /** The typed read methods of `sandbox.records`. */
+  records(): SandboxRecords {
+    return {
+      sessions: (filter = {}) => this.sessions.all({ environment: filter.environment, status: filter.status }, filter),
+      session: (sessionId) => this.sessions.get(sessionId),
+      posPayments: (filter = {}) =>
+        this.posPayments.all({ environment: filter.environment, status: filter.status, poi_id: filter.poiId }, filter),
+      posPayment: (posPaymentId) => this.posPayments.get(posPaymentId),
+      modifications: (filter = {}) =>
+        this.modifications.all(
+          {
+            environment: filter.environment,
+            status: filter.status,
+            operation_type: filter.type,
+            payment_reference: filter.paymentReference,
+          },
+          filter,
+        ),
+      deliveries: (filter = {}) => this.deliveries.all({ environment: filter.environment, status: filter.status, url: filter.url }, filter),
+      idempotency: (filter = {}) => {
+        const [where, values] = whereClause({ environment: filter.environment });
+        return this.statement(
+          `SELECT environment, key, endpoint, body_hash AS bodyHash, status, response, created_at AS createdAt
+           FROM idempotency${where} ORDER BY created_at`,
+        ).all(...values) as unknown as IdempotencyRecord[];
+      },
+      counts: () => ({
+        sessions: this.sessions.count(),
+        posPayments: this.posPayments.count(),
+        modifications: this.modifications.count(),
+        deliveries: this.deliveries.count(),
+        idempotency: this.statement('SELECT count(*) AS n FROM idempotency').get()?.n as number,
+      }),
+    };
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+
+  /** Copies the JSON state of earlier versions into the new tables; the file itself is left as it was. */
+  #importLegacy(path: string): void {
+    let state: LegacyState;
+    try {
+      const text = nodeFs().readFileSync(path, 'utf8');
+      state = text.trim() === '' ? {} : (JSON.parse(text) as LegacyState);
+      if (typeof state !== 'object' || state === null || Array.isArray(state)) throw new Error('not a JSON object');
+    } catch (error) {
+      throw new SandboxStoreError(
+        path,
+        `The sandbox state file ${path} cannot be imported (${reason(error)}): move it aside (mv ${path} ${path}.broken) and start again.`,
+      );
+    }
+    for (const session of state.sessions ?? []) {
+      let attempt = 0;
+      const attempts = (session.attempts ?? []).map((item) => ({
+        ...item,
+        paymentReference: item.paymentReference ?? `${session.sessionId}-A${++attempt}`,
+      }));
+      this.sessions.save({ ...session, attempts });
+    }
+    for (const payment of state.posPayments ?? []) this.posPayments.save(payment);
+    for (const modification of state.modifications ?? []) this.modifications.save(modification);
+    for (const delivery of state.deliveries ?? []) {
+      this.deliveries.save({
+        ...delivery,
+        createdAt: delivery.attempts[0]?.at ?? 0,
+        attempts: delivery.attempts.map((item) => ({ durationMs: 0, responseBody: null, ...item })),
+      });
+    }
+    for (const environment of ['test', 'live'] as const) {
+      for (const [key, entry] of Object.entries(state.idempotency?.[environment] ?? {})) {
+        this.saveIdempotency({
+          environment,
+          key,
+          endpoint: entry.endpoint,
+          bodyHash: hashText(entry.body),
+          status: entry.status,
+          response: entry.response,
+          // Entries of the JSON store had no age: they count from the import.
+          createdAt: Date.now(),
+        });
+      }
+    }
+    if (state.counters) {
+      this.#counter('reference', (value) => Math.max(value, state.counters?.reference ?? 0));
+      this.#counter('lastTimestamp', (value) => Math.max(value, state.counters?.lastTimestamp ?? 0));
+      this.#counter('delivery', (value) => Math.max(value, ...(state.deliveries ?? []).map((delivery) => delivery.id)));
+    }
+  }
+}
+
+/** `pending`, `delivered` or `abandoned`. */
+export function deliveryStatus(delivery: WebhookDelivery): 'pending' | 'delivered' | 'abandoned' {
+  return delivery.delivered ? 'delivered' : delivery.abandoned ? 'abandoned' : 'pending';
+}
+
+interface LegacyState {
+  sessions?: (Omit<SessionRecord, 'attempts'> & {
+    attempts?: (Omit<SessionRecord['attempts'][number], 'paymentReference'> & { paymentReference: string | null })[];
+  })[];
+  posPayments?: PosRecord[];
+  modifications?: ModificationRecord[];
+  idempotency?: Partial<Record<Environment, Record<string, { endpoint: string; body: string; status: number; response: string }>>>;
+  deliveries?: (Omit<WebhookDelivery, 'attempts' | 'createdAt'> & {
+    attempts: { at: number; status: number | null; error: string | null }[];
+  })[];
+  counters?: { reference?: number; lastTimestamp?: number };
+}
+
+function reason(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+interface NodeCrypto {
+  createHash(algorithm: 'sha256'): { update(text: string): { digest(encoding: 'hex'): string } };
+}
+
+/** SHA-256 of `text`, hex. */
+export function hashText(text: string): string {
+  const crypto = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process?.getBuiltinModule?.(
+    'node:crypto',
+  ) as NodeCrypto;
+  return crypto.createHash('sha256').update(text).digest('hex');
+}
