@@ -21,7 +21,8 @@ Options:
   --live-secret S       Live client secret (default cs_live_sandbox)
   --webhook-url URL     POST every webhook to URL (repeatable)
   --pos-delay-ms N      simulated terminal time, N or MIN-MAX (default 2000-3000)
-  --data-dir DIR        keep the state in DIR across restarts (default: memory only)
+  --data-dir DIR        keep the state in DIR/sandbox.db (SQLite) across restarts and
+                        crashes (default: memory only)
   --help                show this help
 `;
 
@@ -100,7 +101,7 @@ async function sandbox(args: string[]): Promise<void> {
       `  Test: key ${instance.keys.test}, client secret ${instance.clientSecrets.test}`,
       `  Live: key ${instance.keys.live}, client secret ${instance.clientSecrets.live}`,
       `  webhooks: ${instance.webhookUrls.length > 0 ? instance.webhookUrls.join(', ') : 'none (add --webhook-url)'}`,
-      values['data-dir'] ? `  state kept in ${values['data-dir']}` : '  state in memory',
+      values['data-dir'] ? `  state kept in ${instance.location}` : '  state in memory (add --data-dir DIR to keep it)',
       'Press Ctrl+C to stop.',
       '',
     ].join('\n'),

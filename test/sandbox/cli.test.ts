@@ -2,88 +2,14 @@
  * `npx payment-service-sdk sandbox`: the built CLI (dist/cli.cjs) run with this Node, on 127.0.0.1.
  * One JSON line on stdout, a banner on stderr, clean exit on SIGINT/SIGTERM, `--data-dir` persistence.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeRedirectData, PaymentClient } from '../../src/index.js';
+import { type Banner, buildOnce, killAll, run, startCli, stderrContains, stop } from './cli-process.js';
 import { type Receiver, sessionParams, startReceiver, submitForm, URL_OK } from './support.js';
-
-const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'dist/cli.cjs');
-
-interface Banner {
-  baseUrl: string;
-  webcode: string;
-  keys: { test: string; live: string };
-  clientSecrets: { test: string; live: string };
-}
-
-interface Running {
-  child: ChildProcess;
-  info: Banner;
-  /** The raw first stdout line. */
-  line: string;
-  stderr: () => string;
-  stdout: () => string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const children = new Set<ChildProcess>();
-
-function run(args: string[]): { child: ChildProcess; exit: Running['exit']; stdout: () => string; stderr: () => string } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  let err = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      done({ code, signal });
-    }),
-  );
-  return { child, exit, stdout: () => out, stderr: () => err };
-}
-
-/** Starts `sandbox ...args` and resolves once its first stdout line is in. */
-async function startCli(args: string[]): Promise<Running> {
-  const started = run(['sandbox', '--port', '0', ...args]);
-  const line = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`No JSON line from the CLI; stderr: ${started.stderr()}`)), 5_000);
-    const check = () => {
-      const output = started.stdout();
-      const end = output.indexOf('\n');
-      if (end >= 0) {
-        clearTimeout(timer);
-        done(output.slice(0, end));
-      }
-    };
-    started.child.stdout?.on('data', check);
-    void started.exit.then(() => {
-      clearTimeout(timer);
-      fail(new Error(`The CLI exited early; stderr: ${started.stderr()}`));
-    });
-  });
-  return { ...started, line, info: JSON.parse(line) as Banner };
-}
-
-async function stop(running: Running, signal: NodeJS.Signals = 'SIGTERM') {
-  running.child.kill(signal);
-  return running.exit;
-}
-
-/** The banner on stderr comes right after the JSON line: wait for it. */
-async function stderrContains(running: Running, text: string): Promise<void> {
-  const deadline = Date.now() + 3_000;
-  while (!running.stderr().includes(text)) {
-    if (Date.now() > deadline) throw new Error(`stderr lacks ${text}: ${running.stderr()}`);
-    await new Promise((done) => setTimeout(done, 10));
-  }
-}
 
 function clientOf(info: Banner, environment: 'test' | 'live' = 'test'): PaymentClient {
   return new PaymentClient({ apiKey: info.keys[environment], webcode: info.webcode, baseUrl: info.baseUrl, environment, maxRetries: 0 });
@@ -100,14 +26,11 @@ async function freePort(): Promise<number> {
 const temporary: string[] = [];
 const receivers: Receiver[] = [];
 
-beforeAll(() => {
-  // `npm test` builds before vitest; build here only when run on its own.
-  if (!existsSync(CLI))
-    execFileSync(process.execPath, [join(ROOT, 'node_modules/tsup/dist/cli-default.js')], { cwd: ROOT, stdio: 'ignore' });
-}, 60_000);
+// `npm test` builds before vitest; build here only when run on its own.
+beforeAll(buildOnce, 60_000);
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  killAll();
   await Promise.all(receivers.map((receiver) => receiver.close()));
   for (const dir of temporary) rmSync(dir, { recursive: true, force: true });
 });

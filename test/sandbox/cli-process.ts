@@ -1,0 +1,92 @@
+/**
+ * The built CLI (dist/cli.cjs) as a child process of this Node: start `sandbox` and read its JSON
+ * line, stop it with a signal, kill it. Every child started here is killed by `killAll`.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const CLI = join(ROOT, 'dist/cli.cjs');
+
+export interface Banner {
+  baseUrl: string;
+  webcode: string;
+  keys: { test: string; live: string };
+  clientSecrets: { test: string; live: string };
+}
+
+export interface Running {
+  child: ChildProcess;
+  info: Banner;
+  /** The raw first stdout line. */
+  line: string;
+  stderr: () => string;
+  stdout: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const children = new Set<ChildProcess>();
+
+export function run(args: string[]): { child: ChildProcess; exit: Running['exit']; stdout: () => string; stderr: () => string } {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  let err = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      done({ code, signal });
+    }),
+  );
+  return { child, exit, stdout: () => out, stderr: () => err };
+}
+
+/** Starts `sandbox ...args` and resolves once its first stdout line is in. */
+export async function startCli(args: string[]): Promise<Running> {
+  const started = run(['sandbox', '--port', '0', ...args]);
+  const line = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`No JSON line from the CLI; stderr: ${started.stderr()}`)), 5_000);
+    const check = () => {
+      const output = started.stdout();
+      const end = output.indexOf('\n');
+      if (end >= 0) {
+        clearTimeout(timer);
+        done(output.slice(0, end));
+      }
+    };
+    started.child.stdout?.on('data', check);
+    void started.exit.then(() => {
+      clearTimeout(timer);
+      fail(new Error(`The CLI exited early; stderr: ${started.stderr()}`));
+    });
+  });
+  return { ...started, line, info: JSON.parse(line) as Banner };
+}
+
+export async function stop(running: Running, signal: NodeJS.Signals = 'SIGTERM') {
+  running.child.kill(signal);
+  return running.exit;
+}
+
+/** The banner on stderr comes right after the JSON line: wait for it. */
+export async function stderrContains(running: Running, text: string): Promise<void> {
+  const deadline = Date.now() + 3_000;
+  while (!running.stderr().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`stderr lacks ${text}: ${running.stderr()}`);
+    await new Promise((done) => setTimeout(done, 10));
+  }
+}
+
+/** Builds dist/ when the suite runs without `npm test` having built it. */
+export function buildOnce(): void {
+  if (!existsSync(CLI))
+    execFileSync(process.execPath, [join(ROOT, 'node_modules/tsup/dist/cli-default.js')], { cwd: ROOT, stdio: 'ignore' });
+}
+
+/** Kills every CLI child still running. */
+export function killAll(): void {
+  for (const child of children) child.kill('SIGKILL');
+}

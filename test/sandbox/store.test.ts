@@ -1,0 +1,384 @@
+/**
+ * The sandbox's SQLite store through `createSandbox({ dataDir })` and the CLI: state and scheduled
+ * work across restarts, the one-time import of the JSON state of earlier versions, clear errors for
+ * damaged files, keyset cursors under concurrent inserts, and `sandbox.records`. Network: 127.0.0.1.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, manualClock, type Sandbox, SandboxStoreError } from '../../src/sandbox/index.js';
+import { loadSqlite } from '../../src/sandbox/sqlite.js';
+import { buildOnce, killAll, run } from './cli-process.js';
+import { clientFor, openPage, paidSession, type Receiver, raw, sessionParams, startReceiver, submitForm } from './support.js';
+
+const START = Date.UTC(2026, 0, 1);
+const EUR = (value: number) => ({ value, currency: 'EUR' as const });
+
+const dirs: string[] = [];
+const opened: Sandbox[] = [];
+const receivers: Receiver[] = [];
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-store-'));
+  dirs.push(dir);
+  return dir;
+}
+async function open(options: Parameters<typeof createSandbox>[0]) {
+  const sandbox = createSandbox({ posDelayMs: 0, ...options });
+  opened.push(sandbox);
+  await sandbox.listen();
+  return { sandbox, test: clientFor(sandbox, 'test'), live: clientFor(sandbox, 'live') };
+}
+
+beforeAll(buildOnce, 60_000);
+afterAll(async () => {
+  killAll();
+  await Promise.all(opened.map((sandbox) => sandbox.close()));
+  await Promise.all(receivers.map((receiver) => receiver.close()));
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('store: state across restarts (createSandbox with dataDir)', () => {
+  it('keeps records, idempotent responses and counters; new ids and payment links never repeat old ones', async () => {
+    const dir = tempDir();
+    const first = await open({ dataDir: dir });
+    expect(first.sandbox.location).toBe(join(dir, 'sandbox.db'));
+    const keyed = await first.test.sessions.create({ ...sessionParams }, { idempotencyKey: 'kept-key' });
+    const paid = await paidSession(first.test);
+    const pos = await first.test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: EUR(1000) });
+    const refund = await first.test.modifications.refund({ paymentReference: paid.paymentReference, amount: EUR(100) });
+    const live = await first.live.sessions.create({ ...sessionParams });
+    await first.sandbox.close();
+
+    const second = await open({ dataDir: dir });
+    // The SDK keys every write: five entries, the one sent with an explicit key among them.
+    expect(second.sandbox.records.counts()).toMatchObject({ sessions: 3, posPayments: 1, modifications: 1, idempotency: 5 });
+    expect(second.sandbox.records.idempotency().map((entry) => entry.key)).toContain('kept-key');
+    expect(await second.test.sessions.retrieve(paid.sessionId)).toMatchObject({
+      status: 'completed',
+      paymentReference: paid.paymentReference,
+    });
+    expect((await second.test.pos.list().toArray()).map((item) => item.posPaymentId)).toEqual([pos.posPaymentId]);
+    expect(await second.live.sessions.retrieve(live.sessionId)).toMatchObject({ status: 'pending' });
+    const replay = await raw(second.sandbox, 'POST', '/payment/session', { body: { ...sessionParams }, idempotencyKey: 'kept-key' });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.data.sessionId).toBe(keyed.sessionId);
+
+    const fresh = await second.test.sessions.create({ ...sessionParams });
+    expect([keyed.sessionId, paid.sessionId]).not.toContain(fresh.sessionId);
+    expect(new URL(fresh.paymentUrl).pathname).not.toBe(new URL(keyed.paymentUrl).pathname);
+    const another = await second.test.modifications.refund({ paymentReference: paid.paymentReference, amount: EUR(100) });
+    expect(Number(another.refundReference.split('-').pop())).toBeGreaterThan(Number(refund.refundReference.split('-').pop()));
+  });
+
+  it('resumes scheduled work after a restart: late POS completion, modification resolution, expiry, webhook retries', async () => {
+    const dir = tempDir();
+    const hook = await startReceiver({ failFirst: 1 });
+    receivers.push(hook);
+    const options = { dataDir: dir, posTimeoutResolveMs: 5_000, webhookUrls: [hook.url] };
+    const first = await open({ ...options, clock: manualClock(START) });
+    const late = await first.test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: EUR(4599) }, { recover: false });
+    expect(late.status).toBe('timeout');
+    const paid = await paidSession(first.test);
+    await first.sandbox.webhooksSettled();
+    const refund = await first.test.modifications.refund({ paymentReference: paid.paymentReference });
+    const opening = await first.test.sessions.create({ ...sessionParams });
+    await openPage(opening.paymentUrl);
+    // The session's AUTHORISATION webhook failed once; its retry is due in 1 s.
+    expect(first.sandbox.records.deliveries()[0]?.attempts.map((attempt) => attempt.status)).toEqual([500]);
+    await first.sandbox.close();
+
+    // The same instant on a new clock: nothing is due yet.
+    const clock = manualClock(START);
+    const second = await open({ ...options, clock });
+    expect(second.sandbox.records.posPayment(late.posPaymentId)?.status).toBe('timeout');
+    expect(second.sandbox.records.modifications()[0]?.status).toBe('pending');
+    await clock.advance(1_000);
+    await second.sandbox.webhooksSettled();
+    expect(second.sandbox.records.deliveries()[0]).toMatchObject({ delivered: true });
+    expect(second.sandbox.records.modifications()[0]).toMatchObject({ operationReference: refund.refundReference, status: 'success' });
+    await clock.advance(4_000);
+    await second.sandbox.webhooksSettled();
+    expect(second.sandbox.records.posPayment(late.posPaymentId)?.status).toBe('success');
+    expect((await second.test.sessions.retrieve(opening.sessionId)).status).toBe('pending');
+    await clock.advance(295_000);
+    expect((await second.test.sessions.retrieve(opening.sessionId)).status).toBe('expired');
+    const events = hook.accepted().map((item) => `${item.json.event_code} ${item.json.data.paymentReference}`);
+    expect(events).toEqual(
+      expect.arrayContaining([
+        `AUTHORISATION ${paid.paymentReference}`,
+        `REFUND ${paid.paymentReference}`,
+        `AUTHORISATION ${late.posPaymentId}`,
+      ]),
+    );
+  });
+
+  it('answers a keyed POS payment whose terminal answer a crash left pending from its stored job, once', async () => {
+    const dir = tempDir();
+    const clock = manualClock(START);
+    const first = await open({ dataDir: dir, clock, posDelayMs: 2_000 });
+    const request = raw(first.sandbox, 'POST', '/pos/payment', {
+      body: { poiId: 'V400m-TEST-000001', amount: EUR(1000) },
+      idempotencyKey: 'pos-key',
+    });
+    for (let index = 0; index < 50 && first.sandbox.records.counts().posPayments === 0; index++)
+      await new Promise((done) => setImmediate(done));
+    expect(first.sandbox.records.posPayments()[0]?.status).toBe('pending');
+    expect(first.sandbox.records.idempotency()[0]).toMatchObject({ key: 'pos-key', status: null, response: null });
+    // The process goes away before the terminal answers: its timer never fires.
+    await first.sandbox.close();
+    await request.catch(() => undefined);
+
+    const second = await open({ dataDir: dir, clock: manualClock(START + 5_000) });
+    const replay = await raw(second.sandbox, 'POST', '/pos/payment', {
+      body: { poiId: 'V400m-TEST-000001', amount: EUR(1000) },
+      idempotencyKey: 'pos-key',
+    });
+    expect(replay.status).toBe(200);
+    expect(replay.body.data.status).toBe('success');
+    expect(second.sandbox.records.posPayments().map((payment) => payment.posPaymentId)).toEqual([replay.body.data.posPaymentId]);
+  });
+});
+
+describe('store: the JSON state of earlier versions', () => {
+  const legacy = {
+    sessions: [
+      {
+        environment: 'test',
+        sessionId: 'SANDBOX-EXTT-1767225600000',
+        token: 'a'.repeat(32),
+        status: 'failed',
+        amount: EUR(2599),
+        countryCode: 'ES',
+        shopperLocale: 'es-ES',
+        deliverAt: null,
+        description: 'Order 1',
+        customReference: 'legacy-1',
+        isPreAuth: false,
+        urlOk: 'https://shop.example/ok',
+        urlKo: 'https://shop.example/ko',
+        createdAt: START,
+        openedAt: START,
+        completedAt: null,
+        paymentReference: null,
+        paymentStatus: null,
+        attempts: [{ paymentReference: null, status: 'refused', reason: 'declined, generic', createdAt: START }],
+      },
+    ],
+    posPayments: [],
+    modifications: [],
+    idempotency: {
+      test: {
+        'legacy-key': {
+          endpoint: 'createSession',
+          // The JSON store kept the body in canonical form: keys sorted at every level.
+          body: '{"amount":{"currency":"EUR","value":2599},"customReference":"legacy-1","webcode":"SANDBOX"}',
+          status: 201,
+          response: JSON.stringify({ success: true, data: { sessionId: 'SANDBOX-EXTT-1767225600000' } }),
+        },
+      },
+      live: {},
+    },
+    deliveries: [],
+    counters: { reference: 1500, lastTimestamp: START, delivery: 0 },
+  };
+
+  it('imports sandbox-state.json once, leaves the file as it was and removes temp files of killed runs', async () => {
+    const dir = tempDir();
+    const text = JSON.stringify(legacy);
+    writeFileSync(join(dir, 'sandbox-state.json'), text);
+    writeFileSync(join(dir, 'sandbox-state.json.4242.7.tmp'), '{"half":');
+    const first = await open({ dataDir: dir });
+    expect(first.sandbox.records.sessions()).toEqual([
+      expect.objectContaining({ sessionId: legacy.sessions[0]?.sessionId, customReference: 'legacy-1', status: 'failed' }),
+    ]);
+    // The attempt gets a string reference, as every attempt now has.
+    expect((await first.test.sessions.retrieve('SANDBOX-EXTT-1767225600000')).attempts?.[0]?.paymentReference).toEqual(expect.any(String));
+    const replay = await raw(first.sandbox, 'POST', '/payment/session', {
+      body: { amount: EUR(2599), customReference: 'legacy-1' },
+      idempotencyKey: 'legacy-key',
+    });
+    expect(replay.body.data.sessionId).toBe('SANDBOX-EXTT-1767225600000');
+    // Counters go on from the imported ones.
+    const paid = await paidSession(first.test);
+    expect(Number(paid.paymentReference.split('-').pop())).toBeGreaterThan(1500);
+    await first.sandbox.close();
+    expect(readFileSync(join(dir, 'sandbox-state.json'), 'utf8')).toBe(text);
+    expect(readdirSync(dir).sort()).toEqual(['sandbox-state.json', 'sandbox.db']);
+
+    // Imported once: a later change to the old file is not read again.
+    writeFileSync(join(dir, 'sandbox-state.json'), '{ not json');
+    const second = await open({ dataDir: dir });
+    expect(second.sandbox.records.counts().sessions).toBe(2);
+  });
+
+  it('refuses a damaged state file with an error naming it and what to do', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'sandbox-state.json'), '{"sessions": [');
+    const caught = (() => {
+      try {
+        createSandbox({ dataDir: dir });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(caught).toBeInstanceOf(SandboxStoreError);
+    expect((caught as SandboxStoreError).path).toBe(join(dir, 'sandbox-state.json'));
+    expect((caught as Error).message).toContain(join(dir, 'sandbox-state.json'));
+    expect((caught as Error).message).toMatch(/move it aside/);
+    // Nothing half-imported: the database holds no records.
+    rmSync(join(dir, 'sandbox-state.json'));
+    const sandbox = createSandbox({ dataDir: dir });
+    opened.push(sandbox);
+    expect(sandbox.records.counts().sessions).toBe(0);
+  });
+
+  it('treats an empty state file as an empty state', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'sandbox-state.json'), '');
+    const { sandbox } = await open({ dataDir: dir });
+    expect(sandbox.records.counts().sessions).toBe(0);
+  });
+});
+
+describe('store: damaged or newer databases', () => {
+  it('refuses a file that is not a database, naming it and what to do', () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'sandbox.db'), 'this is not a database, just some bytes that are long enough to be read'.repeat(20));
+    expect(() => createSandbox({ dataDir: dir })).toThrow(SandboxStoreError);
+    expect(() => createSandbox({ dataDir: dir })).toThrow(
+      new RegExp(`${join(dir, 'sandbox.db').replaceAll('/', '\\/')} cannot be read .*move it aside`),
+    );
+  });
+
+  it('refuses a database of a newer schema version', () => {
+    const dir = tempDir();
+    const { DatabaseSync } = loadSqlite();
+    const db = new DatabaseSync(join(dir, 'sandbox.db'));
+    db.exec('PRAGMA user_version = 99');
+    db.close();
+    expect(() => createSandbox({ dataDir: dir })).toThrow(/schema version 99, newer than this payment-service-sdk knows/);
+  });
+
+  it('CLI: one line on stderr naming the database and what to do, exit 1, no ExperimentalWarning', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'sandbox.db'), 'garbage '.repeat(200));
+    const started = run(['sandbox', '--port', '0', '--data-dir', dir]);
+    expect((await started.exit).code).toBe(1);
+    const lines = started.stderr().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(join(dir, 'sandbox.db'));
+    expect(lines[0]).toMatch(/move it aside/);
+    expect(started.stdout()).toBe('');
+  });
+
+  it('CLI: starts on an existing database without printing the ExperimentalWarning of node:sqlite', async () => {
+    const dir = tempDir();
+    const started = run(['sandbox', '--port', '0', '--data-dir', dir]);
+    for (let index = 0; index < 100 && !started.stderr().includes('Press Ctrl+C'); index++)
+      await new Promise((done) => setTimeout(done, 20));
+    started.child.kill('SIGTERM');
+    expect((await started.exit).code).toBe(0);
+    expect(started.stderr()).toContain(join(dir, 'sandbox.db'));
+    expect(started.stderr()).not.toMatch(/ExperimentalWarning|experimental feature/);
+    expect(existsSync(join(dir, 'sandbox.db'))).toBe(true);
+  });
+});
+
+describe('store: keyset cursors', () => {
+  it('walks every earlier session exactly once with take 37 while others are inserted, in both orders', async () => {
+    const { sandbox, test } = await open({});
+    for (let index = 0; index < 150; index++) await test.sessions.create({ ...sessionParams, customReference: `before-${index}` });
+    const before = sandbox.records.sessions().map((session) => session.sessionId);
+    for (const order of ['asc', 'desc'] as const) {
+      const seen: string[] = [];
+      let inserting = true;
+      const inserter = (async () => {
+        for (let index = 0; inserting && index < 1_000; index++)
+          await test.sessions.create({ ...sessionParams, customReference: `during-${order}-${index}` });
+      })();
+      let cursor: string | undefined;
+      do {
+        const page = await raw(sandbox, 'GET', '/payment/sessions', { query: { take: '37', order, ...(cursor ? { cursor } : {}) } });
+        expect(page.status).toBe(200);
+        seen.push(...page.body.data.payments.map((item: { sessionId: string }) => item.sessionId));
+        cursor = page.body.data.meta.cursor ?? undefined;
+        // Give the inserter room between pages.
+        await new Promise((done) => setTimeout(done, 2));
+      } while (cursor);
+      inserting = false;
+      await inserter;
+      expect(new Set(seen).size).toBe(seen.length);
+      const missing = before.filter((id) => !seen.includes(id));
+      expect(missing).toEqual([]);
+      expect(sandbox.records.counts().sessions).toBeGreaterThan(before.length);
+    }
+  });
+
+  it('refuses a cursor that is not one it gave, or one of the other order', async () => {
+    const { sandbox } = await open({});
+    expect((await raw(sandbox, 'GET', '/payment/sessions', { query: { cursor: 'o40' } })).body.error).toMatchObject({ code: 12001 });
+    expect((await raw(sandbox, 'GET', '/payment/sessions', { query: { cursor: 'a40', order: 'desc' } })).body.error).toMatchObject({
+      code: 12001,
+      message: 'cursor belongs to a listing in asc order',
+    });
+  });
+});
+
+describe('sandbox.records', () => {
+  it('reads sessions, POS payments, modifications, deliveries and idempotency entries with filters', async () => {
+    const hook = await startReceiver();
+    receivers.push(hook);
+    const { sandbox, test, live } = await open({ webhookUrls: [hook.url] });
+    const paid = await paidSession(test);
+    const pending = await test.sessions.create({ ...sessionParams }, { idempotencyKey: 'records-key' });
+    await live.sessions.create({ ...sessionParams });
+    const declined = await test.sessions.create({ ...sessionParams });
+    await submitForm(declined.paymentUrl, { holderName: 'DECLINED' });
+    const pos = await test.pos.createPayment({ poiId: 'S1F2-TEST-000002', amount: EUR(777) });
+    await test.modifications.refund({ paymentReference: paid.paymentReference, amount: EUR(10) });
+    await sandbox.webhooksSettled();
+
+    const { records } = sandbox;
+    expect(records.sessions().map((session) => session.sessionId)).toHaveLength(4);
+    expect(records.sessions({ environment: 'test' })).toHaveLength(3);
+    expect(records.sessions({ environment: 'live' })).toHaveLength(1);
+    expect(records.sessions({ status: 'completed' }).map((session) => session.sessionId)).toEqual([paid.sessionId]);
+    expect(records.sessions({ environment: 'test', order: 'desc', limit: 1 }).map((session) => session.sessionId)).toEqual([
+      declined.sessionId,
+    ]);
+    expect(records.session(pending.sessionId)).toMatchObject({ status: 'pending', openedAt: null, attempts: [] });
+    expect(records.session(declined.sessionId)?.attempts).toEqual([
+      {
+        paymentReference: expect.stringMatching(/-PXTT-\d+$/),
+        status: 'refused',
+        reason: expect.any(String),
+        createdAt: expect.any(Number),
+      },
+    ]);
+    expect(records.session('nope')).toBeUndefined();
+    expect(records.posPayments({ status: 'failed', poiId: 'S1F2-TEST-000002' }).map((payment) => payment.posPaymentId)).toEqual([
+      pos.posPaymentId,
+    ]);
+    expect(records.posPayment(pos.posPaymentId)).toMatchObject({ status: 'failed', errorMessage: expect.any(String) });
+    expect(records.modifications({ type: 'refund', paymentReference: paid.paymentReference })).toHaveLength(1);
+    expect(records.modifications({ type: 'capture' })).toEqual([]);
+    expect(
+      records
+        .deliveries({ status: 'delivered' })
+        .map((delivery) => delivery.event.event_code)
+        .sort(),
+    ).toEqual(['AUTHORISATION', 'AUTHORISATION']);
+    const [delivery] = records.deliveries({ url: hook.url });
+    expect(delivery?.attempts[0]).toMatchObject({ status: 200, error: null, responseBody: 'ok', durationMs: expect.any(Number) });
+    expect(records.idempotency({ environment: 'test' }).find((entry) => entry.key === 'records-key')).toMatchObject({
+      endpoint: 'createSession',
+      status: 201,
+      bodyHash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    // Every SDK write is keyed: five in Test (three sessions, a POS payment, a refund), one in Live.
+    expect(records.idempotency({ environment: 'test' })).toHaveLength(5);
+    expect(records.idempotency({ environment: 'live' })).toHaveLength(1);
+    expect(records.counts()).toEqual({ sessions: 4, posPayments: 1, modifications: 1, deliveries: 2, idempotency: 6 });
+  });
+});
