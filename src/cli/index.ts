@@ -23,6 +23,9 @@ Options:
   --pos-delay-ms N      simulated terminal time, N or MIN-MAX (default 2000-3000)
   --data-dir DIR        keep the state in DIR/sandbox.db (SQLite) across restarts and
                         crashes (default: memory only)
+  --max-body-bytes N    largest request body accepted, larger ones get 413 (default 1048576)
+  --idempotency-ttl-ms N
+                        how long stored idempotent responses are kept (default 86400000, 24 h)
   --help                show this help
 `;
 
@@ -69,6 +72,8 @@ async function sandbox(args: string[]): Promise<void> {
       'webhook-url': { type: 'string', multiple: true },
       'pos-delay-ms': { type: 'string' },
       'data-dir': { type: 'string' },
+      'max-body-bytes': { type: 'string' },
+      'idempotency-ttl-ms': { type: 'string' },
       help: { type: 'boolean' },
     },
   });
@@ -83,6 +88,9 @@ async function sandbox(args: string[]): Promise<void> {
     webhookUrls: (values['webhook-url'] ?? []).map(webhookUrl),
     posDelayMs: values['pos-delay-ms'] === undefined ? undefined : delay(values['pos-delay-ms']),
     dataDir: values['data-dir'],
+    maxBodyBytes: values['max-body-bytes'] === undefined ? undefined : integer('max-body-bytes', values['max-body-bytes'], 1, 2 ** 31),
+    idempotencyTtlMs:
+      values['idempotency-ttl-ms'] === undefined ? undefined : integer('idempotency-ttl-ms', values['idempotency-ttl-ms'], 1, 2 ** 45),
   });
   // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
   const stop = () => {

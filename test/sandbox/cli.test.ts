@@ -183,6 +183,25 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     expect((await stop(second)).code).toBe(0);
   });
 
+  it('takes --max-body-bytes and --idempotency-ttl-ms', async () => {
+    const running = await startCli(['--max-body-bytes', '400', '--idempotency-ttl-ms', '300']);
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${running.info.baseUrl}/external/v1/test/payment/session`, {
+        method: 'POST',
+        headers: { 'x-api-key': running.info.keys.test, 'content-type': 'application/json', 'idempotency-key': 'ttl-key' },
+        body: JSON.stringify({ webcode: running.info.webcode, ...sessionParams, ...body }),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+    const large = await post({ description: 'x'.repeat(500) });
+    expect(large.status).toBe(413);
+    expect(large.body.error.code).toBe(19413);
+    const first = await post({});
+    expect(first.status).toBe(201);
+    expect((await post({})).body.data.sessionId).toBe(first.body.data.sessionId);
+    await new Promise((done) => setTimeout(done, 350));
+    expect((await post({})).body.data.sessionId).not.toBe(first.body.data.sessionId);
+    expect((await stop(running)).code).toBe(0);
+  });
+
   it('exits with status 2 and the usage on a bad option', async () => {
     const started = run(['sandbox', '--port', 'eighty']);
     const { code } = await started.exit;
