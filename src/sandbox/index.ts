@@ -242,7 +242,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   }
 
   function fail(failure: ServiceFailure): Response {
-    return jsonResponse(failure.status, failureBody(failure, traceId()), failure.status === 413 ? { connection: 'close' } : undefined);
+    return jsonResponse(failure.status, failureBody(failure, traceId()));
   }
 
   function authenticate(request: Request, environment: Environment, info: HandleInfo | undefined): SandboxKey {
@@ -297,30 +297,31 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
           }
         }
         const result = route.run(service, context);
-        const response = 'deferred' in result ? null : successBody(result.data);
-        // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
-        if (idempotencyKey !== null && ('deferred' in result || (result.status >= 200 && result.status < 300))) {
-          store.saveIdempotency({
-            environment,
-            key: idempotencyKey,
-            endpoint: route.name,
-            bodyHash,
-            status: 'deferred' in result ? null : result.status,
-            response,
-            createdAt: clock.now(),
-          });
+        const entry = { environment, key: idempotencyKey ?? '', endpoint: route.name, bodyHash, createdAt: clock.now() };
+        if ('deferred' in result) {
+          // Its response is stored by the job that answers it; until then a resend waits.
+          if (idempotencyKey !== null) store.saveIdempotency({ ...entry, status: null, response: null });
+          return result;
         }
-        return 'deferred' in result ? result : { response: jsonResponse(result.status, response ?? '') };
+        const response = successBody(result.data);
+        // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
+        if (idempotencyKey !== null && result.status >= 200 && result.status < 300)
+          store.saveIdempotency({ ...entry, status: result.status, response });
+        return { response: jsonResponse(result.status, response) };
       });
+      if ('wait' in outcome) {
+        // A request with this key is still running (a POS payment at its terminal): wait, then replay it.
+        // Subscribed before running due work, which may be the very job that settles the key.
+        const settled = service.keySettled(environment, idempotencyKey ?? '');
+        scheduler.runDue();
+        await settled;
+        continue;
+      }
       // Work the request scheduled for now (a terminal with no delay) runs before it is answered.
       scheduler.runDue();
       if ('response' in outcome) return outcome.response;
-      if ('deferred' in outcome) {
-        const answer = await outcome.deferred;
-        return jsonResponse(answer.status, successBody(answer.data));
-      }
-      // A request with this key is still running (a POS payment at its terminal): wait, then replay it.
-      await service.keySettled(environment, idempotencyKey ?? '');
+      const answer = await outcome.deferred;
+      return jsonResponse(answer.status, successBody(answer.data));
     }
   }
 
