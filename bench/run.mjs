@@ -3,8 +3,10 @@
 // bench/results.json. Never part of `npm test`; no timing here is asserted.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -19,9 +21,13 @@ const CALLS_PER_BLOCK = Number(process.env.BENCH_CALLS ?? 200);
 const SANDBOX_MS = Number(process.env.BENCH_SANDBOX_MS ?? 3_000);
 // A walk is ~50 ms of 100 exchanges, noisier than the per-call medians: more pairs steady it.
 const WALK_BLOCKS = Number(process.env.BENCH_WALK_BLOCKS ?? 12);
+// Sandbox store: each measuring window is this long (and adds its own creates to the store).
+const STORE_WINDOW_MS = Number(process.env.BENCH_STORE_WINDOW_MS ?? 2_000);
 const API_KEY = 'sk_test_bench';
 const WEBCODE = 'SHOP1';
 const TARGETS = { perCallRatio: 1.2, walkRatio: 1.25, bundleBytes: 25_000, importMs: 40, sandboxPerSecond: 3_000 };
+/** The sandbox store with `--data-dir`: creates/s as it grows, against its own rate at 1k and the in-memory one; memory; restart. */
+const STORE_TARGETS = { at20kRatio: 0.6, at100kRatio: 0.5, vsMemoryRatio: 0.5, rssGrowthMB: 100, restartMs: 1_000 };
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
 const startedAt = performance.now();
@@ -160,11 +166,18 @@ async function interleaved(variants, { calls, warm }) {
 
 const results = {
   machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, date: new Date().toISOString() },
-  settings: { blocks: BLOCKS, callsPerBlock: CALLS_PER_BLOCK, walkBlocks: WALK_BLOCKS, sandboxMs: SANDBOX_MS },
+  settings: {
+    blocks: BLOCKS,
+    callsPerBlock: CALLS_PER_BLOCK,
+    walkBlocks: WALK_BLOCKS,
+    sandboxMs: SANDBOX_MS,
+    storeWindowMs: STORE_WINDOW_MS,
+  },
   perCall: {},
   listing: {},
   memory: {},
   sandbox: {},
+  sandboxStore: {},
   helpers: {},
   import: {},
   bundle: {},
@@ -250,7 +263,10 @@ for (const [name, walk] of Object.entries(MEMORY_WALKS)) {
 // Both processes' CPU shares are recorded: whichever is near 100 % of a core is the bottleneck.
 const sandbox = await startChild('./sandbox-server.mjs');
 const sandboxTarget = JSON.parse(sandbox.line);
-const sandboxClients = Array.from({ length: 50 }, () => new PaymentClient({ ...sandboxTarget, maxRetries: 0 }));
+const sandboxClients = Array.from(
+  { length: 50 },
+  () => new PaymentClient({ baseUrl: sandboxTarget.baseUrl, apiKey: sandboxTarget.apiKey, webcode: sandboxTarget.webcode, maxRetries: 0 }),
+);
 /** Raw fetch clients: the load generator then costs less than the sandbox it measures. */
 const rawCreate = async () => {
   const response = await fetch(`${sandboxTarget.baseUrl}/external/v1/test/payment/session`, {
@@ -298,6 +314,202 @@ results.sandbox = {
   rawClients: await sandboxRun(rawCreate),
 };
 sandbox.child.kill('SIGTERM');
+
+// Sandbox store: the same creates against the store in SQLite (`--data-dir`) as it grows, in one
+// child process throughout. The child fills its store in process up to each level (through the
+// sandbox's own handler, so each create is validated, committed in its transaction and keeps its
+// idempotency entry as over HTTP; 100 000 creates over HTTP would take minutes here), then
+// creates/s is measured over HTTP, raw fetch clients with an idempotency key each as the SDK
+// sends, for `STORE_WINDOW_MS` after a warm-up. A window adds its own creates, so the record
+// counts at its start and end are kept. The in-memory rate is measured the same way at 1 000, in a
+// child of its own. RSS is read after a full GC, at the start of the windows at 1 000 and 100 000.
+const STORE_LEVELS = [1_000, 20_000, 100_000];
+const STORE_CLIENTS = 50;
+const storeDir = mkdtempSync(join(tmpdir(), 'sandbox-bench-'));
+const storeStartedAt = performance.now();
+const storeChildren = new Set();
+/** A sandbox child started with --expose-gc, so that its `memory` answer follows a full GC. */
+async function startStore(args = []) {
+  const store = await startChild('./sandbox-server.mjs', args, ['--expose-gc']);
+  storeChildren.add(store.child);
+  return { ...store, target: JSON.parse(store.line) };
+}
+async function storeCommand(store, command) {
+  store.child.stdin.write(`${command}\n`);
+  return JSON.parse(await store.nextLine());
+}
+/** SIGTERM (the child closes its sandbox, checkpointing the store) and the time until it exits. */
+async function stopStore(store) {
+  const started = performance.now();
+  const exited = once(store.child, 'exit');
+  store.child.kill('SIGTERM');
+  const [code] = await exited;
+  storeChildren.delete(store.child);
+  if (code !== 0) throw new Error(`bench/sandbox-server.mjs exited with code ${code} on SIGTERM`);
+  return performance.now() - started;
+}
+async function storeCreate({ baseUrl, apiKey, webcode }) {
+  const response = await fetch(`${baseUrl}/external/v1/test/payment/session`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+    body: JSON.stringify({ webcode, ...createParams }),
+  });
+  const text = await response.text();
+  if (response.status !== 201) throw new Error(`sandbox store answered ${response.status}: ${text}`);
+  return JSON.parse(text).data.sessionId;
+}
+async function storeLoad(target, milliseconds) {
+  let created = 0;
+  const end = performance.now() + milliseconds;
+  await Promise.all(
+    Array.from({ length: STORE_CLIENTS }, async () => {
+      while (performance.now() < end) {
+        await storeCreate(target);
+        created++;
+      }
+    }),
+  );
+  return created;
+}
+async function storeWindow(store) {
+  await storeLoad(store.target, 500);
+  const memory = await storeCommand(store, 'memory');
+  store.child.stdin.write('mark\n');
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const created = await storeLoad(store.target, STORE_WINDOW_MS);
+  const elapsed = performance.now() - started;
+  const { user, system } = process.cpuUsage(cpuBefore);
+  const { cpuPercent, sessions } = await storeCommand(store, 'report');
+  return {
+    recordsAtStart: memory.counts.sessions,
+    recordsAtEnd: sessions,
+    createsPerSecond: Math.round((created * 1000) / elapsed),
+    sandboxCpuPercent: cpuPercent,
+    generatorCpuPercent: ((user + system) / 1000 / elapsed) * 100,
+    rssMB: memory.rssMB,
+    heapUsedMB: memory.heapUsedMB,
+  };
+}
+/** GET one page of the session listing, `take` 37, in the default (ascending) order. */
+async function storePage({ baseUrl, apiKey, webcode }, cursor) {
+  const url = `${baseUrl}/external/v1/test/payment/sessions?webcode=${webcode}&take=37${cursor ? `&cursor=${cursor}` : ''}`;
+  const response = await fetch(url, { headers: { 'x-api-key': apiKey, accept: 'application/json' } });
+  const body = JSON.parse(await response.text());
+  if (!response.ok || body.success !== true) throw new Error(`sandbox store listing answered ${response.status}`);
+  return body.data;
+}
+async function storeWalk(target) {
+  const ids = [];
+  let pages = 0;
+  let cursor;
+  for (;;) {
+    const data = await storePage(target, cursor);
+    pages++;
+    for (const payment of data.payments) ids.push(payment.sessionId);
+    if (!data.meta.hasMore) return { ids, pages };
+    cursor = data.meta.cursor;
+  }
+}
+/**
+ * The listing walked page by page while 8 loops keep creating sessions: every session that existed
+ * before (read by a walk with no inserts, checked against the store's count) must be seen exactly
+ * once, and no session twice. New sessions land after the cursor (the order is ascending), so the
+ * walk sees most of them; it ends when it catches up.
+ */
+async function storeCursorWalk(store) {
+  const { counts } = await storeCommand(store, 'memory');
+  const quiet = await storeWalk(store.target);
+  const earlier = new Set(quiet.ids);
+  const created = [];
+  let inserting = true;
+  const inserters = Array.from({ length: 8 }, async () => {
+    while (inserting) created.push(await storeCreate(store.target));
+  });
+  const started = performance.now();
+  let walk;
+  try {
+    walk = await storeWalk(store.target);
+  } finally {
+    inserting = false;
+    await Promise.all(inserters);
+  }
+  const ms = performance.now() - started;
+  const times = new Map();
+  for (const id of walk.ids) times.set(id, (times.get(id) ?? 0) + 1);
+  const createdDuring = new Set(created);
+  return {
+    recordsBefore: counts.sessions,
+    quietWalk: { pages: quiet.pages, seen: quiet.ids.length, distinct: earlier.size },
+    pages: walk.pages,
+    ms,
+    seen: walk.ids.length,
+    earlier: earlier.size,
+    earlierSeenOnce: [...earlier].filter((id) => times.get(id) === 1).length,
+    missing: [...earlier].filter((id) => !times.has(id)).length,
+    duplicates: [...times.values()].filter((count) => count > 1).length,
+    createdDuring: createdDuring.size,
+    createdDuringSeen: [...createdDuring].filter((id) => times.has(id)).length,
+    unknown: [...times.keys()].filter((id) => !earlier.has(id) && !createdDuring.has(id)).length,
+  };
+}
+try {
+  const inMemory = await startStore();
+  await storeCommand(inMemory, `fill ${STORE_LEVELS[0]}`);
+  results.sandboxStore.inMemory = await storeWindow(inMemory);
+  await stopStore(inMemory);
+
+  const onDisk = await startStore(['--data-dir', storeDir]);
+  const windows = {};
+  for (const level of STORE_LEVELS) {
+    const fill = await storeCommand(onDisk, `fill ${level}`);
+    windows[level] = { fillCreated: fill.created, fillMs: fill.ms, ...(await storeWindow(onDisk)) };
+    // The walk runs on a store of a few thousand sessions, after the first window.
+    if (level === STORE_LEVELS[0]) results.sandboxStore.cursorWalk = await storeCursorWalk(onDisk);
+  }
+  const atEnd = await storeCommand(onDisk, 'memory');
+  const stopMs = await stopStore(onDisk);
+
+  // Restart on the same folder: from spawning the process to the first answered listing request.
+  const spawned = performance.now();
+  const reopened = await startStore(['--data-dir', storeDir]);
+  const firstPage = await storePage(reopened.target);
+  const firstAnswerMs = performance.now() - spawned;
+  await stopStore(reopened);
+
+  const first = windows[STORE_LEVELS[0]];
+  results.sandboxStore = {
+    ...results.sandboxStore,
+    concurrentClients: STORE_CLIENTS,
+    windowMs: STORE_WINDOW_MS,
+    dataDir: windows,
+    ratios: {
+      at20kToAt1k: windows[20_000].createsPerSecond / first.createsPerSecond,
+      at100kToAt1k: windows[100_000].createsPerSecond / first.createsPerSecond,
+      at1kToInMemory: first.createsPerSecond / results.sandboxStore.inMemory.createsPerSecond,
+    },
+    memory: {
+      rssAt1kMB: first.rssMB,
+      rssAt100kMB: windows[100_000].rssMB,
+      rssGrowthMB: windows[100_000].rssMB - first.rssMB,
+      heapUsedAt1kMB: first.heapUsedMB,
+      heapUsedAt100kMB: windows[100_000].heapUsedMB,
+      peakRssMB: atEnd.maxRssMB,
+    },
+    restart: {
+      records: atEnd.counts.sessions,
+      idempotencyEntries: atEnd.counts.idempotency,
+      stopMs,
+      openAndListenMs: reopened.target.openMs,
+      spawnToFirstAnswerMs: firstAnswerMs,
+      totalAfterRestart: firstPage.meta.total,
+    },
+    durationMs: performance.now() - storeStartedAt,
+  };
+} finally {
+  for (const child of storeChildren) child.kill('SIGKILL');
+  rmSync(storeDir, { recursive: true, force: true });
+}
 
 // Helpers: operations per second.
 const head = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url');
@@ -516,6 +728,58 @@ table(
       `>= ${TARGETS.sandboxPerSecond}: ${verdict(results.sandbox.sdkClients.createsPerSecond >= TARGETS.sandboxPerSecond)}`,
     ),
     sandboxRow('raw fetch', results.sandbox.rawClients, ''),
+  ],
+);
+
+const store = results.sandboxStore;
+const thousands = (value) => value.toLocaleString('en-US');
+const storeRow = (label, run, target) => [
+  label,
+  `${thousands(run.recordsAtStart)} -> ${thousands(run.recordsAtEnd)}`,
+  `${run.createsPerSecond}`,
+  `${run.sandboxCpuPercent.toFixed(0)} %`,
+  `${run.generatorCpuPercent.toFixed(0)} %`,
+  target,
+];
+const ratioTarget = (value, limit, of) => `${ratio(value)} ${of}, >= ${limit.toFixed(2)}: ${verdict(value >= limit)}`;
+table(
+  `Sandbox store, sessions.create with ${store.concurrentClients} concurrent raw fetch clients for ${store.windowMs} ms per window, sandbox in its own process`,
+  ['store', 'records in the window', 'creates / s', 'sandbox CPU', 'generator CPU', 'target'],
+  [
+    storeRow('in memory, at 1k', store.inMemory, ''),
+    storeRow(
+      '--data-dir, at 1k',
+      store.dataDir[1_000],
+      ratioTarget(store.ratios.at1kToInMemory, STORE_TARGETS.vsMemoryRatio, 'x in memory'),
+    ),
+    storeRow('--data-dir, at 20k', store.dataDir[20_000], ratioTarget(store.ratios.at20kToAt1k, STORE_TARGETS.at20kRatio, 'x at 1k')),
+    storeRow('--data-dir, at 100k', store.dataDir[100_000], ratioTarget(store.ratios.at100kToAt1k, STORE_TARGETS.at100kRatio, 'x at 1k')),
+  ],
+);
+const walk = store.cursorWalk;
+table(
+  `Sandbox store, --data-dir: memory, restart, cursor walk (the store section took ${(store.durationMs / 1000).toFixed(1)} s)`,
+  ['measure', 'measured', 'target'],
+  [
+    [
+      `RSS after GC, at 1k -> at 100k (heapUsed ${store.memory.heapUsedAt1kMB.toFixed(1)} -> ${store.memory.heapUsedAt100kMB.toFixed(1)} MB; peak RSS ${store.memory.peakRssMB.toFixed(0)} MB)`,
+      `${store.memory.rssAt1kMB.toFixed(1)} -> ${store.memory.rssAt100kMB.toFixed(1)} MB, +${store.memory.rssGrowthMB.toFixed(1)} MB`,
+      `growth <= ${STORE_TARGETS.rssGrowthMB} MB: ${verdict(store.memory.rssGrowthMB <= STORE_TARGETS.rssGrowthMB)}`,
+    ],
+    [`stop, SIGTERM to exit, ${thousands(store.restart.records)} sessions`, `${store.restart.stopMs.toFixed(0)} ms`, ''],
+    ['restart: createSandbox() + listen(), in the process', `${store.restart.openAndListenMs.toFixed(0)} ms`, ''],
+    [
+      `restart: spawn to first answered listing (total ${thousands(store.restart.totalAfterRestart)})`,
+      `${store.restart.spawnToFirstAnswerMs.toFixed(0)} ms`,
+      `<= ${thousands(STORE_TARGETS.restartMs)} ms: ${verdict(store.restart.spawnToFirstAnswerMs <= STORE_TARGETS.restartMs)}`,
+    ],
+    [
+      `cursor walk, take 37, while 8 loops create: ${walk.pages} pages, ${walk.ms.toFixed(0)} ms; ${walk.createdDuring} created, ${walk.createdDuringSeen} of them seen`,
+      `${walk.earlier} earlier: ${walk.earlierSeenOnce} seen once, ${walk.duplicates} seen twice or more, ${walk.missing} missing`,
+      `every earlier one exactly once: ${verdict(
+        walk.earlier === walk.recordsBefore && walk.earlierSeenOnce === walk.earlier && walk.duplicates === 0 && walk.unknown === 0,
+      )}`,
+    ],
   ],
 );
 

@@ -391,7 +391,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
 
 /** The code of a failure answered before the request reached the sandbox (Node's parser). */
 function codeOfStatus(status: number): number {
-  return status === 431 ? SANDBOX_CODES.headersTooLarge : status === 413 ? SANDBOX_CODES.bodyTooLarge : 12001;
+  return status === 431 ? SANDBOX_CODES.headersTooLarge : status === 500 ? SANDBOX_CODES.internal : 12001;
 }
 
 /** A path parameter; one that is not valid percent-encoding names no record, like any unknown id. */

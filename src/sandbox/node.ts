@@ -62,8 +62,16 @@ export async function serveNode(handle: Handler, options: ServeOptions): Promise
   const sockets = new Set<Socket>();
   const server = createServer((message, response) => {
     toRequest(message, baseUrl, options.maxBodyBytes)
-      .then(({ request, complete }) =>
-        handle(request, { remoteAddress: message.socket.remoteAddress }).then((answer) => send(answer, response, complete)),
+      .then(
+        ({ request, complete }) =>
+          handle(request, { remoteAddress: message.socket.remoteAddress }).then((answer) => send(answer, response, complete)),
+        // A method or target fetch's Request refuses (TRACE, a malformed authority): the client's fault.
+        () => {
+          response.statusCode = 400;
+          response.setHeader('content-type', 'application/json; charset=utf-8');
+          response.setHeader('connection', 'close');
+          response.end(options.failure(400, 'Malformed HTTP request'));
+        },
       )
       .catch(() => {
         if (response.headersSent) return void response.destroy();
