@@ -391,9 +391,9 @@ async function storeWindow(store) {
     heapUsedMB: memory.heapUsedMB,
   };
 }
-/** GET one page of the session listing, `take` 37, in the default (ascending) order. */
-async function storePage({ baseUrl, apiKey, webcode }, cursor) {
-  const url = `${baseUrl}/external/v1/test/payment/sessions?webcode=${webcode}&take=37${cursor ? `&cursor=${cursor}` : ''}`;
+/** GET one page of the session listing, `take` 37, in the default (ascending) order or `desc`. */
+async function storePage({ baseUrl, apiKey, webcode }, cursor, order = 'asc') {
+  const url = `${baseUrl}/external/v1/test/payment/sessions?webcode=${webcode}&take=37&order=${order}${cursor ? `&cursor=${cursor}` : ''}`;
   const response = await fetch(url, { headers: { 'x-api-key': apiKey, accept: 'application/json' } });
   const body = JSON.parse(await response.text());
   if (!response.ok || body.success !== true) throw new Error(`sandbox store listing answered ${response.status}`);
@@ -467,6 +467,14 @@ try {
     // The walk runs on a store of a few thousand sessions, after the first window.
     if (level === STORE_LEVELS[0]) results.sandboxStore.cursorWalk = await storeCursorWalk(onDisk);
   }
+  // Listing pages at the largest size: the first page and 20 follow-on pages, in each order.
+  const listingPageMs = {};
+  for (const order of ['asc', 'desc']) {
+    const started = performance.now();
+    let cursor;
+    for (let page = 0; page < 21; page++) cursor = (await storePage(onDisk.target, cursor, order)).meta.cursor;
+    listingPageMs[order] = (performance.now() - started) / 21;
+  }
   const atEnd = await storeCommand(onDisk, 'memory');
   const stopMs = await stopStore(onDisk);
 
@@ -488,6 +496,7 @@ try {
       at100kToAt1k: windows[100_000].createsPerSecond / first.createsPerSecond,
       at1kToInMemory: first.createsPerSecond / results.sandboxStore.inMemory.createsPerSecond,
     },
+    listingPageMsAt100k: listingPageMs,
     memory: {
       rssAt1kMB: first.rssMB,
       rssAt100kMB: windows[100_000].rssMB,
@@ -765,6 +774,11 @@ table(
       `RSS after GC, at 1k -> at 100k (heapUsed ${store.memory.heapUsedAt1kMB.toFixed(1)} -> ${store.memory.heapUsedAt100kMB.toFixed(1)} MB; peak RSS ${store.memory.peakRssMB.toFixed(0)} MB)`,
       `${store.memory.rssAt1kMB.toFixed(1)} -> ${store.memory.rssAt100kMB.toFixed(1)} MB, +${store.memory.rssGrowthMB.toFixed(1)} MB`,
       `growth <= ${STORE_TARGETS.rssGrowthMB} MB: ${verdict(store.memory.rssGrowthMB <= STORE_TARGETS.rssGrowthMB)}`,
+    ],
+    [
+      `listing page, take 37, at ${thousands(store.restart.records)} sessions (first + 20 following, mean)`,
+      `asc ${store.listingPageMsAt100k.asc.toFixed(1)} ms, desc ${store.listingPageMsAt100k.desc.toFixed(1)} ms`,
+      '',
     ],
     [`stop, SIGTERM to exit, ${thousands(store.restart.records)} sessions`, `${store.restart.stopMs.toFixed(0)} ms`, ''],
     ['restart: createSandbox() + listen(), in the process', `${store.restart.openAndListenMs.toFixed(0)} ms`, ''],

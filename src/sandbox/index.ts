@@ -389,8 +389,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   return sandbox;
 }
 
-/** The code of a failure answered before the request reached the sandbox (Node's parser). */
+/** The code of a failure answered before the request reached the sandbox (Node's parser, the body limit). */
 function codeOfStatus(status: number): number {
+  if (status === 413) return SANDBOX_CODES.bodyTooLarge;
   return status === 431 ? SANDBOX_CODES.headersTooLarge : status === 500 ? SANDBOX_CODES.internal : 12001;
 }
 

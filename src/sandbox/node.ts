@@ -13,7 +13,12 @@ export interface ServeOptions {
   failure: (status: number, message: string) => string;
 }
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 431: 'Request Header Fields Too Large', 500: 'Internal Server Error' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  413: 'Content Too Large',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+};
 
 /** Reads a Node request into a fetch `Request`; `complete` is false when the body was cut at the limit. */
 async function toRequest(message: IncomingMessage, origin: string, limit: number): Promise<{ request: Request; complete: boolean }> {
@@ -61,6 +66,17 @@ async function send(response: Response, target: ServerResponse, complete: boolea
 export async function serveNode(handle: Handler, options: ServeOptions): Promise<{ baseUrl: string; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server = createServer((message, response) => {
+    // A body declared over the limit is refused before any of it is read: the client need not send it.
+    if (Number(message.headers['content-length'] ?? 0) > options.maxBodyBytes) {
+      const body = options.failure(413, `Request body larger than ${options.maxBodyBytes} bytes`);
+      response.writeHead(413, {
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(body),
+        connection: 'close',
+      });
+      response.end(body);
+      return;
+    }
     toRequest(message, baseUrl, options.maxBodyBytes)
       .then(
         ({ request, complete }) =>

@@ -110,10 +110,17 @@ export function countryCode(body: Body): string {
   return value;
 }
 
+/** Tags already found valid: `Intl.getCanonicalLocales` is slow, and shops send a handful of them. */
+const validLocales = new Set<string>(['es-ES']);
+
 export function shopperLocale(body: Body): string {
   const value = optionalString(body, 'shopperLocale', 10) ?? 'es-ES';
+  if (validLocales.has(value)) return value;
   try {
-    if (Intl.getCanonicalLocales(value).length === 1) return value;
+    if (Intl.getCanonicalLocales(value).length === 1) {
+      if (validLocales.size < 1_000) validLocales.add(value);
+      return value;
+    }
   } catch {
     // reported below
   }

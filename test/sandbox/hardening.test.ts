@@ -166,6 +166,21 @@ describe('request body size', () => {
     expect(sandbox.records.counts().sessions).toBe(before);
   });
 
+  it('refuses a body declared over the limit in content-length without waiting for the body (413 at once)', async () => {
+    const { sandbox } = ctx;
+    const before = sandbox.records.counts().sessions;
+    // Only the head is sent: an answer can come only from the declared length.
+    const answer = await rawHttp(
+      sandbox.baseUrl,
+      `POST ${SESSION_PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${sandbox.keys.test}\r\ncontent-type: application/json\r\ncontent-length: 5000000\r\n\r\n`,
+      '',
+      3_000,
+    );
+    expectFailure(rawResultOf(answer), 413, 19413);
+    expect(answer.headers.connection).toBe('close');
+    expect(sandbox.records.counts().sessions).toBe(before);
+  });
+
   it('answers a 10 MB body with 413 promptly, closes that connection, and keeps serving fresh clients', async () => {
     const { sandbox } = ctx;
     const before = sandbox.records.counts().sessions;

@@ -260,6 +260,36 @@ describe('store: damaged or newer databases', () => {
     expect(() => createSandbox({ dataDir: dir })).toThrow(/schema version 99, newer than this payment-service-sdk knows/);
   });
 
+  it('migrates a database of an earlier schema version forward, keeping its records', async () => {
+    const dir = tempDir();
+    const first = await open({ dataDir: dir });
+    const created = await first.test.sessions.create({ ...sessionParams });
+    await first.sandbox.close();
+    // Back to schema version 1 (before the per-environment indexes).
+    const { DatabaseSync } = loadSqlite();
+    const db = new DatabaseSync(join(dir, 'sandbox.db'));
+    for (const table of ['sessions', 'pos_payments', 'modifications', 'deliveries']) db.exec(`DROP INDEX ${table}_by_environment`);
+    db.exec('PRAGMA user_version = 1');
+    db.close();
+
+    const second = await open({ dataDir: dir });
+    expect((await second.test.sessions.retrieve(created.sessionId)).sessionId).toBe(created.sessionId);
+    await second.sandbox.close();
+    const reopened = new DatabaseSync(join(dir, 'sandbox.db'));
+    const indexes = reopened
+      .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE '%_by_environment'")
+      .all()
+      .map((row) => row.name);
+    expect((reopened.prepare('PRAGMA user_version').get() as { user_version: number }).user_version).toBeGreaterThanOrEqual(2);
+    reopened.close();
+    expect(indexes.sort()).toEqual([
+      'deliveries_by_environment',
+      'modifications_by_environment',
+      'pos_payments_by_environment',
+      'sessions_by_environment',
+    ]);
+  });
+
   it('CLI: one line on stderr naming the database and what to do, exit 1, no ExperimentalWarning', async () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'sandbox.db'), 'garbage '.repeat(200));
@@ -322,6 +352,44 @@ describe('store: keyset cursors', () => {
       code: 12001,
       message: 'cursor belongs to a listing in asc order',
     });
+  });
+});
+
+describe('store: listing pages seek in cursor order', () => {
+  // The query shape of a listing page: filters, then a seek past the cursor in either order.
+  const listings: Array<[string, string[]]> = [
+    ['sessions', ['environment']],
+    ['sessions', ['environment', 'status']],
+    ['pos_payments', ['environment']],
+    ['pos_payments', ['environment', 'status']],
+    ['modifications', ['environment']],
+    ['modifications', ['environment', 'status']],
+    ['modifications', ['environment', 'operation_type', 'status']],
+    ['deliveries', ['environment']],
+  ];
+
+  it('uses an index for every filter a listing takes, with no sort step and no table scan', async () => {
+    const dir = tempDir();
+    const { sandbox, test } = await open({ dataDir: dir });
+    await test.sessions.create({ ...sessionParams });
+    await sandbox.close();
+    const { DatabaseSync } = loadSqlite();
+    const db = new DatabaseSync(join(dir, 'sandbox.db'));
+    try {
+      for (const [table, filters] of listings)
+        for (const order of ['ASC', 'DESC']) {
+          const where = filters.map((name) => `${name} = ?`).join(' AND ');
+          const sql = `EXPLAIN QUERY PLAN SELECT seq, record FROM ${table} WHERE ${where} AND seq ${order === 'ASC' ? '>' : '<'} ? ORDER BY seq ${order} LIMIT ?`;
+          const plan = db
+            .prepare(sql)
+            .all(...filters.map(() => 'x'), 1, 10)
+            .map((row) => String(row.detail));
+          expect(plan.join(' | '), `${table} by ${filters.join(', ')} ${order}`).toMatch(/USING (COVERING )?INDEX/);
+          expect(plan.join(' | '), `${table} by ${filters.join(', ')} ${order}`).not.toMatch(/TEMP B-TREE|^SCAN \w+$/);
+        }
+    } finally {
+      db.close();
+    }
   });
 });
 
