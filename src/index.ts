@@ -3,6 +3,7 @@ export { APIPromise, type WithResponse } from './core/api-promise.js';
 export {
   ApiError,
   type ApiErrorDetails,
+  AuthenticationError,
   ConfigurationError,
   ConflictError,
   ConnectionError,

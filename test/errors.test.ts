@@ -4,6 +4,7 @@ import { HttpResponse } from 'msw';
 import { describe, expect, it } from 'vitest';
 import {
   ApiError,
+  AuthenticationError,
   ConfigurationError,
   ConflictError,
   ConnectionError,
@@ -104,6 +105,7 @@ describe('failure envelopes become typed errors', () => {
       type: InvalidRequestError,
     },
     { label: '400 / 12009', call: createSession, status: 400, code: 12009, message: 'Country not supported', type: InvalidRequestError },
+    { label: '401', call: listTerminals, status: 401, code: undefined, message: 'Unauthorized', type: AuthenticationError },
     {
       label: '403 / 11008',
       call: listTerminals,
@@ -179,8 +181,45 @@ describe('failure envelopes become typed errors', () => {
     for (const ancestor of [...also, ApiError, PaymentServiceError, Error]) expect(error).toBeInstanceOf(ancestor);
     const api = error as ApiError;
     expect(api.name).toBe(type.name);
-    expect(api).toMatchObject({ status, code, message, traceId: 'trace-123', attempts: 1 });
+    expect(api).toMatchObject({ status, code, traceId: 'trace-123', attempts: 1 });
+    // The service's message first; 401 and 403 11008 add what to check.
+    expect(api.message.startsWith(message)).toBe(true);
+    if (status !== 401 && code !== 11008) expect(api.message).toBe(message);
     expect(JSON.parse(api.body)).toEqual(envelope(status, code, message));
+    expect(seen).toHaveLength(1);
+  });
+
+  it.each(['test', 'live'] as const)(
+    'a 403 11008 says which of key, environment and webcode to check (%s), never the key',
+    async (environment) => {
+      const base = environment === 'test' ? T : '/external/v1';
+      respond('get', `${base}/pos/terminals`, () => failure(403, 11008, 'API key without permission'));
+      const error = (await rejection(client({ environment, webcode: 'SHOP77' }).terminals.list())) as PermissionDeniedError;
+      expect(error).toBeInstanceOf(PermissionDeniedError);
+      expect(error.message).toMatch(/^API key without permission\. Check/);
+      expect(error.message).toContain(environment === 'test' ? 'needs a Test key' : 'needs a Live key');
+      expect(error.message).toContain(`this client calls ${environment}`);
+      expect(error.message).toContain('"SHOP77"');
+      expect(error.message).not.toContain(API_KEY);
+      expect(JSON.stringify(error)).not.toContain(API_KEY);
+      expect(seen).toHaveLength(1);
+    },
+  );
+
+  it('a 403 without a code (IP allow-list) keeps the service message alone', async () => {
+    respond('get', `${T}/pos/terminals`, () => failure(403, undefined, 'Forbidden'));
+    const error = (await rejection(client().terminals.list())) as PermissionDeniedError;
+    expect(error.message).toBe('Forbidden');
+  });
+
+  it('a 401 is an AuthenticationError saying to check the key, not retried', async () => {
+    respond('post', `${T}/payment/session`, () => failure(401, undefined, 'Unauthorized'));
+    const error = (await rejection(createSession.run(client()))) as AuthenticationError;
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.name).toBe('AuthenticationError');
+    expect(error.message).toMatch(/^Unauthorized\. Check the API key/);
+    expect(error.message).not.toContain(API_KEY);
     expect(seen).toHaveLength(1);
   });
 

@@ -237,6 +237,25 @@ describe.each(listings)('$name', (l) => {
     expect(sentCursors()).toEqual([null]);
   });
 
+  it('ends the walk on an empty cursor with hasMore: true, warning through the logger, for await and pages() alike', async () => {
+    const [first] = [...generatePages(l, 7, 3)];
+    const emptyCursor = listing(l.key, [l.item(4), l.item(5), l.item(6)], { cursor: '', hasMore: true, total: 7 });
+    serve(l, new Map([first as [string, ListingPage], [cursorAt(3), emptyCursor]]));
+    const warnings: string[] = [];
+    const logger = { debug() {}, info() {}, warn: (message: string) => warnings.push(message), error() {} };
+    const items: object[] = [];
+    for await (const item of l.open(client({ logger }), { take: 3 })) items.push(item);
+    expect(ids(l, items)).toEqual(expectedIds(l, 1, 6));
+    expect(sentCursors()).toEqual([null, cursorAt(3)]);
+    expect(warnings).toEqual([expect.stringContaining('empty cursor')]);
+
+    const pages = [];
+    for await (const page of l.open(client(), { take: 3 }).pages()) pages.push(page);
+    expect(pages.map((page) => page.cursor)).toEqual([cursorAt(3), '']);
+    // Never a request with an empty cursor.
+    expect(sentCursors().filter((cursor) => cursor === '')).toEqual([]);
+  });
+
   it('raises an error instead of looping when the service returns the same cursor again', async () => {
     const [first, second] = [...generatePages(l, 7, 3)];
     const stuck = listing(l.key, [l.item(4), l.item(5), l.item(6)], { cursor: cursorAt(3), hasMore: true, total: 7 });

@@ -164,6 +164,11 @@ describe('sessions.create: documented rules are enforced before sending', () => 
     ['an invalid Date deliverAt', { ...validSession, deliverAt: new Date('nope') }, 'deliverAt', 'must be a valid Date'],
     ['a number as deliverAt', { ...validSession, deliverAt: 17 }, 'deliverAt', 'must be a date or a string'],
     ['a free-text deliverAt', { ...validSession, deliverAt: 'tomorrow' }, 'deliverAt', 'must be an ISO 8601 date-time'],
+    ['a missing urlOk', without(validSession, 'urlOk'), 'urlOk', 'is required'],
+    ['a missing urlKo', without(validSession, 'urlKo'), 'urlKo', 'is required'],
+    ['a missing amount.value', { ...validSession, amount: { currency: 'EUR' } }, 'amount.value', 'is required'],
+    ['a missing amount.currency', { ...validSession, amount: { value: 100 } }, 'amount.currency', 'is required'],
+    ['a non-URL urlKo', { ...validSession, urlKo: 'shop' }, 'urlKo', 'must be an absolute http(s) URL'],
     ['an unknown key', { ...validSession, urlOK: 'https://typo.example' }, 'urlOK', 'is not a known field'],
   ])('says what is wrong with %s', async (_label, params, path, message) => {
     const error = await expectRejected(() => create(params)(client()), [path]);
@@ -203,6 +208,43 @@ describe('sessions.create: documented rules are enforced before sending', () => 
       customReference: 'r'.repeat(100),
       isPreAuth: false,
     });
+  });
+
+  it.each([
+    '2026-12-01T10:00',
+    '2026-12-01T10:00Z',
+    '2026-12-01T10:00+01:00',
+    '2026-12-01T10:00:00',
+    '2026-12-01T10:00:00.123456Z',
+    '2026-12-01T10:00:00,5-05:30',
+    '2026-12-01T10:00+0100',
+    '2026-12-01T10:00-03',
+    '20261201T1000Z',
+    '20261201T100000+0100',
+    '2028-02-29T10:00Z',
+    '2000-02-29T00:00Z',
+    '0000-02-29T00:00Z',
+  ])('sends deliverAt %s as given', async (deliverAt) => {
+    await client().sessions.create({ ...validSession, deliverAt });
+    expect(sentBody().deliverAt).toBe(deliverAt);
+  });
+
+  it.each([
+    '2026-02-30T10:00:00Z',
+    '2027-02-29T10:00Z',
+    '1900-02-29T10:00Z',
+    '2026-04-31T10:00Z',
+    '2026-13-01T10:00Z',
+    '2026-12-00T10:00Z',
+    '2026-12-01T24:00Z',
+    '2026-12-01T10:60Z',
+    '2026-12-01T10:00:60Z',
+    '2026-12-01T10:00+24:00',
+    '2026-12-01T10',
+    '2026-12-01 10:00:00',
+  ])('refuses deliverAt %s before sending, saying what is wrong', async (deliverAt) => {
+    const error = await expectRejected(() => client().sessions.create({ ...validSession, deliverAt }), ['deliverAt']);
+    expect(error.issues[0]?.message).toBe('must be an ISO 8601 date-time, for example 2026-01-31T10:00:00Z');
   });
 
   it('sends a Date deliverAt as an ISO 8601 string', async () => {
@@ -260,6 +302,18 @@ describe('other endpoints: documented rules are enforced before sending', () => 
     ],
   ])('rejects %s', async (_label, call, path) => {
     await expectRejected(() => call(client()), [path]);
+  });
+
+  it.each([
+    ['pos.createPayment without poiId', (c: PaymentClient) => c.pos.createPayment(bad(without(validPos, 'poiId'))), 'poiId'],
+    ['pos.createPayment without amount', (c: PaymentClient) => c.pos.createPayment(bad(without(validPos, 'amount'))), 'amount'],
+    ['refund without paymentReference', (c: PaymentClient) => c.modifications.refund(bad({ amount })), 'paymentReference'],
+    ['capture without paymentReference', (c: PaymentClient) => c.modifications.capture(bad({})), 'paymentReference'],
+    ['cancel without paymentReference', (c: PaymentClient) => c.modifications.cancel(bad({})), 'paymentReference'],
+    ['extend without paymentReference', (c: PaymentClient) => c.modifications.extend(bad({})), 'paymentReference'],
+  ])('%s says the field is required', async (_label, call, path) => {
+    const error = await expectRejected(() => call(client()), [path]);
+    expect(error.issues).toContainEqual({ path, message: 'is required' });
   });
 
   it.each([
@@ -494,6 +548,25 @@ describe('response validation', () => {
     const sdk = client();
     await expect(sdk.sessions.listModifications('SHOP1-EXTT-1')).resolves.toEqual([modification]);
     await expect(sdk.pos.listModifications('SHOP1-POSXT-1')).resolves.toEqual([modification]);
+  });
+
+  it.each([
+    ['a number', 42, 'data', 'must be an array or an object'],
+    ['null', null, 'data', 'must be an array or an object'],
+    ['{ modifications: 5 }', { modifications: 5 }, 'data.modifications', 'must be an array'],
+    ['{ modifications: [{}] }', { modifications: [{ ...modification, status: 7 }] }, 'data.modifications.0.status', 'must be a string'],
+  ])('listModifications given %s as data says what is wrong, where, once', async (_label, data, path, message) => {
+    respond(
+      'get',
+      `${T}/payment/session/:id/modifications`,
+      () => new Response(JSON.stringify({ success: true, data }), { headers: { 'content-type': 'application/json' } }),
+    );
+    const error = (await client()
+      .sessions.listModifications('SHOP1-EXTT-1')
+      .then(undefined, (caught: unknown) => caught)) as ResponseValidationError;
+    expect(error).toBeInstanceOf(ResponseValidationError);
+    expect(error.issues).toEqual([{ path, message }]);
+    expect(error.message).not.toMatch(/an array or an array|an object or an object/);
   });
 
   it('listModifications rejects a record without operationReference', async () => {

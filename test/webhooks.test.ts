@@ -176,7 +176,7 @@ describe('parseWebhook', () => {
     ],
     ['a string amount', { ...authorisation, data: { ...authorisation.data, amount: '1050' } }, /data\.amount/],
     ['an unsafe integer amount', { ...authorisation, data: { ...authorisation.data, amount: 2 ** 60 } }, /data\.amount/],
-    ['no paymentReference', { event_code: 'AUTHORISATION', data: { amount: 1050 } }, /data\.paymentReference must be a non-empty string/],
+    ['no paymentReference', { event_code: 'AUTHORISATION', data: { amount: 1050 } }, /data\.paymentReference is required/],
     ['an empty paymentReference', { event_code: 'AUTHORISATION', data: { paymentReference: '' } }, /data\.paymentReference/],
     ['a REFUND without refundReference', { event_code: 'REFUND', data: { paymentReference: 'SHOP1-PXTT-1' } }, /data\.refundReference/],
     ['a numeric description', { ...authorisation, data: { ...authorisation.data, description: 5 } }, /data\.description must be a string/],

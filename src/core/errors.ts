@@ -206,6 +206,14 @@ export class InvalidRequestError extends ApiError {
   override name = 'InvalidRequestError';
 }
 
+/**
+ * 401: the service did not accept the API key at all (missing, unknown, revoked or regenerated).
+ * The reference shows no 401; a gateway in front of the service may answer one.
+ */
+export class AuthenticationError extends ApiError {
+  override name = 'AuthenticationError';
+}
+
 /** 403: the key lacks permission or the webcode does not match it (11008), or the IP is not allowed (no code). */
 export class PermissionDeniedError extends ApiError {
   override name = 'PermissionDeniedError';

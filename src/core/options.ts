@@ -4,7 +4,7 @@ import type { RetryBudgetOptions } from './retry.js';
 /** Which of the service's two isolated environments a client talks to. */
 export type Environment = 'test' | 'live';
 
-/** A console-like logger. Only `debug` (one line per attempt) and `warn` (retries) are used. */
+/** A console-like logger: `debug` gets one line per attempt, `info` POS recovery steps, `warn` retries and listings cut short. */
 export interface Logger {
   debug(message: string, details?: Record<string, unknown>): void;
   info(message: string, details?: Record<string, unknown>): void;

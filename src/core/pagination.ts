@@ -1,5 +1,6 @@
 import type { APIPromise } from './api-promise.js';
 import { ResponseValidationError } from './errors.js';
+import type { Logger } from './options.js';
 
 /** One page of a listing. */
 export interface Page<T> {
@@ -29,6 +30,7 @@ type ListingData<Key extends string, T> = { [K in Key]: T[] } & {
 export class Paginator<T> implements AsyncIterable<T> {
   readonly #fetchPage: (cursor: string | undefined) => Promise<Page<T> & { response?: Response }>;
   readonly #startCursor: string | undefined;
+  readonly #logger: Logger | undefined;
   /** The HTTP response of the page fetched last, for adapters that need headers; `undefined` before the first fetch. */
   lastResponse: Response | undefined;
 
@@ -36,10 +38,16 @@ export class Paginator<T> implements AsyncIterable<T> {
    * @param fetchPage Fetches the page at a cursor; `undefined` means the listing's first page
    * (the one at the `cursor` the listing was given, if any).
    * @param startCursor The cursor the listing was given, so that the service handing it back counts as a loop.
+   * @param logger Told when a walk ends on a page the service marked `hasMore` without a usable cursor.
    */
-  constructor(fetchPage: (cursor: string | undefined) => Promise<Page<T> & { response?: Response }>, startCursor?: string) {
+  constructor(
+    fetchPage: (cursor: string | undefined) => Promise<Page<T> & { response?: Response }>,
+    startCursor?: string,
+    logger?: Logger,
+  ) {
     this.#fetchPage = fetchPage;
     this.#startCursor = startCursor;
+    this.#logger = logger;
   }
 
   /** Fetches the first page only. */
@@ -62,6 +70,13 @@ export class Paginator<T> implements AsyncIterable<T> {
       const page = await this.#fetch(cursor);
       yield page;
       if (!page.hasMore || page.cursor === null) return;
+      // An empty cursor cannot be sent back (the service's own rule): the walk ends with what it has.
+      if (page.cursor === '') {
+        this.#logger?.warn('payment-service-sdk: the listing said hasMore but gave an empty cursor; ending the walk', {
+          total: page.total,
+        });
+        return;
+      }
       if (seen.has(page.cursor)) {
         throw new ResponseValidationError(`The listing returned cursor ${page.cursor} a second time; stopping to avoid a loop`, {
           body: '',
@@ -125,11 +140,16 @@ export function paginate<Key extends string, T>(
   key: Key,
   fetch: (cursor: string | undefined) => APIPromise<ListingData<Key, T>>,
   startCursor?: string,
+  logger?: Logger,
 ): Paginator<T> {
-  return new Paginator(async (cursor) => {
-    // Guards matter only with `validateResponses: false`, where the shape is not checked.
-    const { data, response } = await fetch(cursor).withResponse();
-    const meta = data.meta ?? { cursor: null, hasMore: false, total: 0 };
-    return { items: data[key] ?? [], cursor: meta.cursor ?? null, hasMore: meta.hasMore === true, total: meta.total, response };
-  }, startCursor);
+  return new Paginator(
+    async (cursor) => {
+      // Guards matter only with `validateResponses: false`, where the shape is not checked.
+      const { data, response } = await fetch(cursor).withResponse();
+      const meta = data.meta ?? { cursor: null, hasMore: false, total: 0 };
+      return { items: data[key] ?? [], cursor: meta.cursor ?? null, hasMore: meta.hasMore === true, total: meta.total, response };
+    },
+    startCursor,
+    logger,
+  );
 }

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import {
   ApiError,
   type ApiErrorDetails,
+  AuthenticationError,
   ConflictError,
   ErrorCode,
   IdempotencyConflictError,
@@ -15,7 +16,14 @@ import {
   TerminalCommunicationError,
   type ValidationIssue,
 } from './errors.js';
+import type { Environment } from './options.js';
 import { parseRetryAfter } from './retry.js';
+
+/** Where the client's key is meant to work: what a 401 or 403 tells the caller to check. */
+export interface KeyScope {
+  environment: Environment;
+  webcode: string;
+}
 
 const FailureEnvelope = z.object({
   success: z.literal(false),
@@ -51,11 +59,13 @@ function issueMessage(issue: z.core.$ZodRawIssue): string {
     case 'invalid_union': {
       // The branch of the right type says what is wrong; if none, list the types accepted.
       if (issue.input instanceof Date) return 'must be a valid Date';
+      if (issue.input === undefined) return 'is required';
       const branches = issue.errors.map((issues) => issues[0]);
       const typed = branches.find((first) => first && !(first.code === 'invalid_type' && first.path.length === 0));
       if (typed && typed.path.length === 0) return typed.message;
       const types = branches.flatMap((first) => (first?.code === 'invalid_type' ? [article(first.expected)] : []));
-      return types.length === branches.length ? `must be ${types.join(' or ')}` : 'does not match any accepted form';
+      // Two branches of one type (an array, or an object holding one) name it once.
+      return types.length === branches.length ? `must be ${[...new Set(types)].join(' or ')}` : 'does not match any accepted form';
     }
     case 'unrecognized_keys':
       return 'is not a known field';
@@ -73,14 +83,22 @@ export function parseWith<T>(schema: z.core.$ZodType<T>, data: unknown): z.core.
 
 /** Converts zod issues to the SDK's `{ path, message }` form. */
 export function toIssues(error: z.core.$ZodError): ValidationIssue[] {
-  return error.issues.flatMap((issue) => {
-    const path = issue.path.join('.');
-    // One issue per unknown key, each at its own path, so callers can find the field.
-    if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ path: path ? `${path}.${key}` : key, message: 'is not a known field' }));
-    }
-    return [{ path, message: issue.message }];
-  });
+  return error.issues.flatMap((issue) => issuesAt([], issue));
+}
+
+function issuesAt(prefix: PropertyKey[], issue: z.core.$ZodIssue): ValidationIssue[] {
+  const at = [...prefix, ...issue.path];
+  const path = at.map(String).join('.');
+  // One issue per unknown key, each at its own path, so callers can find the field.
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({ path: path ? `${path}.${key}` : key, message: 'is not a known field' }));
+  }
+  // A union branch whose type matched (all its issues are inside the value) says what is wrong, where.
+  if (issue.code === 'invalid_union') {
+    const matched = issue.errors.find((branch) => branch.length > 0 && branch.every((inner) => inner.path.length > 0));
+    if (matched) return matched.flatMap((inner) => issuesAt(at, inner));
+  }
+  return [{ path, message: issue.message }];
 }
 
 function parseJson(text: string): unknown {
@@ -100,12 +118,26 @@ function idempotencyReason(message: string | undefined): 'body-mismatch' | 'endp
   return undefined;
 }
 
+/** What to check after a 401 or a 403 11008, naming the client's environment and webcode (never the key). */
+function keyAdvice(status: number, code: number | undefined, scope: KeyScope | undefined): string {
+  if (!scope) return '';
+  const { environment, webcode } = scope;
+  const routes = environment === 'test' ? '/external/v1/test/...' : '/external/v1/...';
+  if (status === 401)
+    return `Check the API key: it must be set (option apiKey or PAYMENT_SERVICE_API_KEY), and not revoked or regenerated since.`;
+  if (status === 403 && code === ErrorCode.PERMISSION_DENIED)
+    return `Check the three things the service ties together: the API key (valid, not revoked, with permission for this operation); its environment (this client calls ${environment}, ${routes}, so it needs a ${environment === 'test' ? 'Test' : 'Live'} key); and the webcode (this client sends "${webcode}", which must be the one the key is bound to).`;
+  return '';
+}
+
 /** Builds the typed error for a failure: the class follows the status, then the code. */
-function toApiError(status: number, failure: Failure | undefined, details: ApiErrorDetails): ApiError {
-  const message =
-    failure?.message ?? `The service answered HTTP ${status} without a failure envelope${details.body ? '' : ' (empty body)'}`;
+function toApiError(status: number, failure: Failure | undefined, details: ApiErrorDetails, scope: KeyScope | undefined): ApiError {
   const code = failure?.code;
+  const stated = failure?.message ?? `The service answered HTTP ${status} without a failure envelope${details.body ? '' : ' (empty body)'}`;
+  const advice = keyAdvice(status, code, scope);
+  const message = advice ? `${stated}${/[.!?]$/.test(stated) ? '' : '.'} ${advice}` : stated;
   if (status === 400) return new InvalidRequestError(message, details);
+  if (status === 401) return new AuthenticationError(message, details);
   if (status === 403) return new PermissionDeniedError(message, details);
   if (status === 409) {
     if (code === ErrorCode.TERMINAL_BUSY) return new TerminalBusyError(message, details);
@@ -132,6 +164,7 @@ export function interpretResponse<T>(
   schema: z.core.$ZodType<T>,
   check: ((data: unknown) => T | undefined) | undefined,
   context: RequestContext,
+  scope?: KeyScope,
 ): T {
   const body = parseJson(text);
   const envelope = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
@@ -141,14 +174,19 @@ export function interpretResponse<T>(
     const error = failure.success ? failure.data.error : undefined;
     // A 2xx carrying a failure envelope takes its status from the envelope.
     const status = response.ok ? (error?.statusCode ?? 500) : response.status;
-    throw toApiError(status, error, {
+    throw toApiError(
       status,
-      code: error?.code,
-      traceId: error?.traceId,
-      body: text,
-      headers: response.headers,
-      context,
-    });
+      error,
+      {
+        status,
+        code: error?.code,
+        traceId: error?.traceId,
+        body: text,
+        headers: response.headers,
+        context,
+      },
+      scope,
+    );
   }
 
   if (envelope?.success !== true || !('data' in envelope)) {

@@ -211,6 +211,7 @@ export class Transport {
       key,
       (cursor) => this.request(endpoint, { params: cursor === undefined ? params : ({ ...params, cursor } as Params) }, options),
       typeof params?.cursor === 'string' ? params.cursor : undefined,
+      this.#options.logger,
     );
   }
 
@@ -394,11 +395,14 @@ export class Transport {
         apiKey: '[redacted]',
       },
     );
-    const data = interpretResponse(response, text, schema, check, {
-      method: request.method,
-      path: request.path,
-      idempotencyKey: request.idempotencyKey,
-    });
+    const data = interpretResponse(
+      response,
+      text,
+      schema,
+      check,
+      { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey },
+      this.#options,
+    );
     return { data, response, idempotencyKey: request.idempotencyKey };
   }
 }

@@ -15,6 +15,14 @@ export const CURRENCIES = ['EUR', 'GBP', 'USD'] as const;
 /** An accepted currency. */
 export type Currency = (typeof CURRENCIES)[number];
 
+/**
+ * A schema's own message for a wrong value; a missing value reads "is required" instead, whatever
+ * the schema expects.
+ */
+export function expects(message: string): z.core.$ZodErrorMap {
+  return (issue) => (issue.input === undefined ? 'is required' : message);
+}
+
 /** Counts user-perceived characters as code points, the way the service's limits read. */
 function maxChars(limit: number) {
   return z.string().check(z.refine((value) => [...value].length <= limit, `must be at most ${limit} characters`));
@@ -25,7 +33,7 @@ export const customReference = maxChars(100);
 
 /** A positive integer number of cents. */
 export const amountValue = z
-  .number({ error: 'must be a number of cents' })
+  .number({ error: expects('must be a number of cents') })
   .check(
     z.refine(Number.isInteger, { error: 'must be an integer number of cents', abort: true }),
     z.positive('must be greater than 0'),
@@ -35,7 +43,7 @@ export const amountValue = z
 /** An amount as sent in a request. */
 export const AmountParams = z.strictObject({
   value: amountValue,
-  currency: z.enum(CURRENCIES, { error: 'must be one of EUR, GBP, USD (uppercase)' }),
+  currency: z.enum(CURRENCIES, { error: expects('must be one of EUR, GBP, USD (uppercase)') }),
 });
 
 /** An integer, as the service's counts and cents are. */
@@ -60,7 +68,7 @@ export const take = z
 export const cursor = z.string().check(z.minLength(1, 'must not be empty'));
 
 /** A non-empty identifier string. */
-export const identifier = z.string({ error: 'must be a string' }).check(z.minLength(1, 'must not be empty'));
+export const identifier = z.string({ error: expects('must be a string') }).check(z.minLength(1, 'must not be empty'));
 
 /** Listing metadata. */
 export const ListMeta = z.looseObject({

@@ -5,6 +5,7 @@ import {
   cursor,
   customReference,
   description,
+  expects,
   ListMeta,
   laterTimestamp,
   type OpenEnum,
@@ -25,7 +26,7 @@ export const PAYMENT_STATUSES = ['AUTHORISED'] as const;
 /** Documented payment attempt statuses (the reference shows only `authorised`). */
 export const ATTEMPT_STATUSES = ['authorised'] as const;
 
-const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
+const httpUrl = z.url({ protocol: /^https?$/, error: expects('must be an absolute http(s) URL') });
 
 function isBcp47(tag: string): boolean {
   try {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { CURRENCIES, openEnum } from './common.js';
+import { CURRENCIES, expects, openEnum } from './common.js';
 import { PAYMENT_STATUSES } from './sessions.js';
 
 /** Event codes the reference documents. Any other code is kept as an {@link UnknownWebhookEvent}. */
@@ -11,12 +11,12 @@ export const REFUND_WEBHOOK_STATUSES = ['success'] as const;
 /** Values of `paymentSource` in webhooks (`external_api` is the only one shown). */
 export const PAYMENT_SOURCES = ['external_api'] as const;
 
-const text = z.string({ error: 'must be a string' });
+const text = z.string({ error: expects('must be a string') });
 /** A field the SDK relies on: confirmation looks records up by it. */
-const reference = z.string({ error: 'must be a non-empty string' }).check(z.minLength(1, 'must be a non-empty string'));
+const reference = z.string({ error: expects('must be a non-empty string') }).check(z.minLength(1, 'must be a non-empty string'));
 /** Integer cents. Optional in the data, but never a fraction, a string or an unsafe integer. */
 const cents = z
-  .number({ error: 'must be an integer number of cents' })
+  .number({ error: expects('must be an integer number of cents') })
   .check(z.refine(Number.isSafeInteger, 'must be an integer number of cents'));
 
 /**
