@@ -58,7 +58,15 @@ export type { Modifications } from './resources/modifications.js';
 export type { Pos } from './resources/pos.js';
 export type { Sessions } from './resources/sessions.js';
 export type { Terminals } from './resources/terminals.js';
-export type { WebhookSources, Webhooks } from './resources/webhooks.js';
+export type {
+  ConfirmedPosPayment,
+  ConfirmedRefund,
+  ConfirmedSessionPayment,
+  ConfirmedWebhook,
+  ConfirmWebhookOptions,
+  WebhookSources,
+  Webhooks,
+} from './resources/webhooks.js';
 export { type Amount, type AmountParams, CURRENCIES, type Currency, type ListMeta, type OpenEnum } from './schemas/common.js';
 export {
   type CancelAcknowledgement,

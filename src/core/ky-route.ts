@@ -3,7 +3,7 @@
 // transport.ts); a client without those hooks sends straight to fetch and never loads ky.
 import ky, { isNetworkError, type Options } from 'ky';
 import type { ClientHooks } from './options.js';
-import type { Send } from './transport.js';
+import type { Send } from './send.js';
 
 /** ky passes options it does not know to `fetch` as they are: this is how the attempt's signal gets there. */
 type AttemptInit = Options & { attemptSignal: AbortSignal };

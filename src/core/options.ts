@@ -1,8 +1,8 @@
+import type { Environment } from '../schemas/common.js';
 import { ConfigurationError, type RequestContext } from './errors.js';
 import type { RetryBudgetOptions } from './retry.js';
 
-/** Which of the service's two isolated environments a client talks to. */
-export type Environment = 'test' | 'live';
+export type { Environment };
 
 /** A console-like logger: `debug` gets one line per attempt, `info` POS recovery steps, `warn` retries and listings cut short. */
 export interface Logger {

@@ -1,6 +1,6 @@
 import type * as z from 'zod/mini';
-import { referenceProblem } from '../helpers/references.js';
 import type { ListMeta } from '../schemas/common.js';
+import { referenceProblem } from '../schemas/references.js';
 import { VERSION } from '../version.js';
 import { APIPromise, type WithResponse } from './api-promise.js';
 import {
@@ -15,6 +15,7 @@ import { type Logger, MAX_TIMER_MS, type ResolvedOptions } from './options.js';
 import { type Paginator, paginate } from './pagination.js';
 import { interpretResponse, parseWith, toIssues } from './response.js';
 import { isRetryable, isStaleSocket, RetryBudget, type RetryClass, retryDelay, sleep } from './retry.js';
+import type { Send } from './send.js';
 
 /** Options every method takes as its last argument. */
 export interface RequestOptions {
@@ -64,17 +65,6 @@ interface PreparedRequest {
 }
 
 type Network = typeof import('./network.js');
-
-/** What one attempt sends: a `RequestInit` that `fetch` and ky both take. */
-export interface AttemptRequest {
-  method: 'GET' | 'POST';
-  headers: Record<string, string>;
-  body: string | null;
-  signal: AbortSignal;
-}
-
-/** Sends one attempt. */
-export type Send = (url: string, init: AttemptRequest) => Promise<Response>;
 
 /**
  * p-retry, uuid and zod's schema compiler are imported on the first request, not with the package

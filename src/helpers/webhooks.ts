@@ -10,13 +10,6 @@ import {
   type WebhookEvent,
 } from '../schemas/webhooks.js';
 
-export type {
-  ConfirmedPosPayment,
-  ConfirmedRefund,
-  ConfirmedSessionPayment,
-  ConfirmedWebhook,
-  ConfirmWebhookOptions,
-} from '../resources/webhooks.js';
 export {
   type AuthorisationEvent,
   type AuthorisationWebhookData,

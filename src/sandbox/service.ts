@@ -1,5 +1,5 @@
 import type { Environment } from '../core/options.js';
-import { REFERENCE_INFIXES } from '../helpers/references.js';
+import { REFERENCE_INFIXES } from '../schemas/references.js';
 import { SESSION_STATUSES } from '../schemas/sessions.js';
 import { POS_TEST_ENDINGS, TEST_TERMINALS } from '../testing/index.js';
 import type { SandboxClock } from './clock.js';

@@ -10,6 +10,9 @@ export function openEnum<const Known extends string>(_known: readonly Known[]): 
   return z.string() as z.ZodMiniType<OpenEnum<Known>>;
 }
 
+/** Which of the service's two isolated environments a client talks to. */
+export type Environment = 'test' | 'live';
+
 /** Accepted currencies, ISO 4217. */
 export const CURRENCIES = ['EUR', 'GBP', 'USD'] as const;
 /** An accepted currency. */

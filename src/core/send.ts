@@ -1,0 +1,10 @@
+/** What one attempt sends: a `RequestInit` that `fetch` and ky both take. */
+export interface AttemptRequest {
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body: string | null;
+  signal: AbortSignal;
+}
+
+/** Sends one attempt: `fetch` itself, or ky with the client's hooks (ky-route.ts). */
+export type Send = (url: string, init: AttemptRequest) => Promise<Response>;

@@ -1,0 +1,96 @@
+/**
+ * The shape of `src/`: no import cycles (static, dynamic or type-only imports alike), and the
+ * layers import downwards only: schemas stand on nothing of ours, the request core on schemas,
+ * resources and helpers on both, and nothing in the SDK reaches into the sandbox or the CLI.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = fileURLToPath(new URL('../src', import.meta.url));
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
+}
+
+/** Every file of ours each file imports, by path relative to src. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(SRC)) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    const local = importedFiles
+      .map((imported) => imported.fileName)
+      .filter((name) => name.startsWith('.'))
+      .map((name) => relative(SRC, resolve(dirname(file), name)).replace(/\.js$/, '.ts'));
+    graph.set(relative(SRC, file), local);
+  }
+  return graph;
+}
+
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const stack: string[] = [];
+  const visit = (node: string) => {
+    state.set(node, 'open');
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') found.push([...stack.slice(stack.indexOf(next)), next]);
+      else if (!state.has(next)) visit(next);
+    }
+    stack.pop();
+    state.set(node, 'done');
+  };
+  for (const node of graph.keys()) if (!state.has(node)) visit(node);
+  return found;
+}
+
+const layerOf = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : file);
+
+/** What each folder may import from, besides itself. */
+const ALLOWED: Record<string, string[]> = {
+  schemas: [],
+  core: ['schemas', 'version.ts'],
+  helpers: ['core', 'schemas'],
+  resources: ['core', 'schemas', 'helpers'],
+  testing: ['core', 'schemas', 'helpers'],
+  sandbox: ['core', 'schemas', 'helpers', 'testing'],
+  cli: ['core', 'schemas', 'helpers', 'resources', 'sandbox', 'testing', 'client.ts', 'index.ts', 'version.ts'],
+};
+
+describe('source structure', () => {
+  const graph = importGraph();
+
+  it('reads the import graph of every source file', () => {
+    expect(graph.size).toBeGreaterThan(40);
+    expect(graph.get('core/transport.ts')).toContain('schemas/references.ts');
+  });
+
+  it('has no import cycle', () => {
+    expect(cycles(graph).map((cycle) => cycle.join(' -> '))).toEqual([]);
+  });
+
+  it.each(Object.keys(ALLOWED))('%s/ imports only from the layers below it', (layer) => {
+    const crossings = [...graph]
+      .filter(([file]) => layerOf(file) === layer)
+      .flatMap(([file, imports]) =>
+        imports
+          .filter((target) => layerOf(target) !== layer && !ALLOWED[layer]?.includes(layerOf(target)))
+          .map((target) => `${file} -> ${target}`),
+      );
+    expect(crossings).toEqual([]);
+  });
+
+  it('finds a cycle when there is one (the check itself)', () => {
+    const looped = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+    ]);
+    expect(cycles(looped)).toEqual([['a.ts', 'b.ts', 'c.ts', 'a.ts']]);
+  });
+});
