@@ -1,7 +1,8 @@
 /**
  * Every namespace of the client in one place, type-checked by `npm test`. `tour()` takes any
  * client: one from PAYMENT_SERVICE_* variables (the default), or one of a sandbox
- * (see examples/setup.ts).
+ * (see examples/setup.ts). Run it with `npm run example examples/usage.ts`: against a fresh local
+ * sandbox, or the service when PAYMENT_SERVICE_* variables are set.
  */
 import {
   ErrorCode,
@@ -13,6 +14,7 @@ import {
   type SessionListItem,
   TerminalBusyError,
 } from 'payment-service-sdk';
+import { connect, isMain } from './setup.ts';
 
 /** Calls each namespace once; resolves when every call succeeded. */
 export async function tour(client: PaymentClient = new PaymentClient()): Promise<void> {
@@ -62,4 +64,13 @@ export async function tour(client: PaymentClient = new PaymentClient()): Promise
   console.log(page.total, 'sessions');
   const refunds = await client.modifications.list({ type: 'refund' }).toArray({ max: 500 });
   console.log(refunds.length, 'refunds');
+}
+
+if (isMain(import.meta.url)) {
+  const setup = await connect({ modificationResolveMs: 0 });
+  try {
+    await tour(setup.client);
+  } finally {
+    await setup.close();
+  }
 }

@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp as createExpressApp, type Order as ExpressOrder } from '../examples/express-server.ts';
 import { createApp as createHonoApp, type Order as HonoOrder, toNodeHandler } from '../examples/hono-app.ts';
@@ -416,6 +419,19 @@ describe('examples/reconciliation.ts', () => {
 });
 
 describe('examples/usage.ts', () => {
+  // `npm run example examples/usage.ts` is a build, then this (a build here would race other tests' dist/).
+  it('runs as a script, against a sandbox of its own', async () => {
+    const environment = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PAYMENT_SERVICE_')));
+    const { stdout } = await promisify(execFile)(process.execPath, ['examples/usage.ts'], {
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      env: environment,
+      timeout: 60_000,
+    });
+    expect(stdout).toContain('send the customer to http://127.0.0.1:');
+    expect(stdout).toMatch(/^refund SANDBOX-RFXT-\d+ 202 refund-SANDBOX-POSXT-/m);
+    expect(stdout).toMatch(/^1 sessions$/m);
+  }, 90_000);
+
   it('tours every namespace against a sandbox', async () => {
     const { sandbox, client } = await startSandbox({ modificationResolveMs: 0 });
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});

@@ -1,7 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeRedirectData, PaymentClient } from '../src/index.js';
+import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import {
   isLuhnValid,
   POS_TEST_ENDINGS,
+  payTestSession,
   posTestAmount,
   TEST_CARDHOLDER_NAMES,
   TEST_CARDS,
@@ -72,5 +75,50 @@ describe('test-mode kit', () => {
     expect(() => posTestAmount('failed', -1)).toThrow(RangeError);
     expect(() => posTestAmount('failed', 1.5)).toThrow(RangeError);
     expect(() => posTestAmount('nope' as never)).toThrow(RangeError);
+  });
+});
+
+describe('payTestSession, against the sandbox over HTTP on 127.0.0.1', () => {
+  let sandbox: Sandbox;
+  beforeAll(async () => {
+    sandbox = createSandbox({ posDelayMs: 0 });
+    await sandbox.listen();
+  });
+  afterAll(() => sandbox.close());
+  const client = () => new PaymentClient({ apiKey: sandbox.keys.test, webcode: sandbox.webcode, baseUrl: sandbox.baseUrl });
+  const params = { amount: { value: 2599, currency: 'EUR' }, urlOk: 'https://shop.example/ok', urlKo: 'https://shop.example/ko' } as const;
+
+  it('pays a session as the default holder: urlOk with a data token that decodes, session completed', async () => {
+    const session = await client().sessions.create(params);
+    const outcome = await payTestSession(session.paymentUrl);
+    expect(outcome).toMatchObject({ paid: true, redirectUrl: expect.stringMatching(/^https:\/\/shop\.example\/ok\?data=/) });
+    const data = await decodeRedirectData(outcome.data ?? '', sandbox.clientSecrets.test);
+    const retrieved = await client().sessions.retrieve(session.sessionId);
+    expect(retrieved.status).toBe('completed');
+    expect(data.paymentReference).toBe(retrieved.paymentReference);
+  });
+
+  it.each(Object.keys(TEST_CARDHOLDER_NAMES))('as %s: sent to urlKo, not paid', async (holderName) => {
+    const session = await client().sessions.create(params);
+    const outcome = await payTestSession(session.paymentUrl, { holderName, card: TEST_CARDS.mastercard });
+    expect(outcome).toMatchObject({ paid: false, redirectUrl: 'https://shop.example/ko', data: undefined });
+    expect((await client().sessions.retrieve(session.sessionId)).status).not.toBe('completed');
+  });
+
+  it('reports a form the page refused (a card failing Luhn) with no redirect, and uses the fetch given', async () => {
+    const session = await client().sessions.create(params);
+    const calls: string[] = [];
+    const outcome = await payTestSession(session.paymentUrl, {
+      card: { ...TEST_CARDS.visa, number: '4111111111111112' },
+      fetch: (input, init) => {
+        calls.push(String(input));
+        return fetch(input, init);
+      },
+    });
+    expect(outcome).toMatchObject({ paid: false, redirectUrl: undefined, data: undefined });
+    expect(outcome.status).toBeGreaterThanOrEqual(400);
+    expect(calls).toEqual([session.paymentUrl]);
+    // The session can still be paid afterwards.
+    expect((await payTestSession(session.paymentUrl, { card: TEST_CARDS.amex })).paid).toBe(true);
   });
 });

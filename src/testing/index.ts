@@ -101,3 +101,67 @@ export function isLuhnValid(number: string): boolean {
   }
   return sum % 10 === 0;
 }
+
+/** How {@link payTestSession} fills the hosted page. */
+export interface PayTestSessionOptions {
+  /** Cardholder name: one of {@link TEST_CARDHOLDER_NAMES} for a scripted failure. Default {@link TEST_SUCCESS_CARDHOLDER}. */
+  holderName?: string | undefined;
+  /** The card to enter. Default `TEST_CARDS.visa`. */
+  card?: TestCard | undefined;
+  /** A fetch implementation to use instead of the global one. */
+  fetch?: typeof globalThis.fetch | undefined;
+}
+
+/** What the hosted page did with the form. */
+export interface TestPaymentOutcome {
+  /** The customer was sent to `urlOk` with its `data` token: the session is paid. */
+  paid: boolean;
+  /** Where the page sends the customer (`urlOk?data=...` or `urlKo`); `undefined` when it showed the form again (a field error). */
+  redirectUrl: string | undefined;
+  /** The `data` token of the `urlOk` redirect, for `decodeRedirectData`. */
+  data: string | undefined;
+  /** HTTP status of the page's answer. */
+  status: number;
+}
+
+/** The redirect of an answer: `Location` (303), a `Refresh` header, or the page's "Return to the shop" link. */
+function redirectOf(response: Response, html: string): string | undefined {
+  const location = response.headers.get('location');
+  if (location) return new URL(location, response.url || undefined).href;
+  const refresh = /url=(.*)$/i.exec(response.headers.get('refresh') ?? '')?.[1]?.trim();
+  if (refresh) return refresh;
+  const link = /<a\b[^>]*\bdata-return\b[^>]*\bhref="([^"]*)"/i.exec(html)?.[1];
+  return link?.replaceAll('&amp;', '&');
+}
+
+/**
+ * Pays a session on the sandbox's hosted page (`session.paymentUrl`) the way a customer would,
+ * without a browser: posts the card form with a test card and `holderName`, and reports where the
+ * page sends the customer. The real service's page needs a browser; this is for the sandbox.
+ *
+ * ```ts
+ * const outcome = await payTestSession(session.paymentUrl);                          // pays
+ * const declined = await payTestSession(session.paymentUrl, { holderName: 'DECLINED' }); // urlKo
+ * ```
+ */
+export async function payTestSession(paymentUrl: string, options: PayTestSessionOptions = {}): Promise<TestPaymentOutcome> {
+  const card = options.card ?? TEST_CARDS.visa;
+  const form = new URLSearchParams({
+    cardNumber: card.number,
+    expiryMonth: card.expiryMonth,
+    expiryYear: card.expiryYear,
+    cvc: card.cvc,
+    holderName: options.holderName ?? TEST_SUCCESS_CARDHOLDER,
+    action: 'pay',
+  });
+  const response = await (options.fetch ?? globalThis.fetch)(paymentUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+    redirect: 'manual',
+  });
+  const html = await response.text();
+  const redirectUrl = redirectOf(response, html);
+  const data = redirectUrl === undefined ? undefined : (new URL(redirectUrl).searchParams.get('data') ?? undefined);
+  return { paid: data !== undefined, redirectUrl, data, status: response.status };
+}

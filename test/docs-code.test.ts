@@ -1,0 +1,73 @@
+/**
+ * The code in README.md and docs/: every `ts` block type-checks with `strict` against the built
+ * package (scripts/check-docs-code.mjs, also `npm run check:docs`), and the README's "pay a session
+ * on the CLI sandbox" script runs as written against `npx payment-service-sdk sandbox`.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain .mjs script without declarations
+import { checkDocsCode, codeBlocks } from '../scripts/check-docs-code.mjs';
+import { buildOnce, killAll, ROOT, startCli, stop } from './sandbox/cli-process.js';
+
+interface Checked {
+  blocks: number;
+  problems: string[];
+}
+const check = checkDocsCode as (options?: { files?: string[]; sources?: Record<string, string> }) => Checked;
+const blocksOf = codeBlocks as (markdown: string) => { line: number; code: string }[];
+
+beforeAll(buildOnce, 60_000);
+afterAll(killAll);
+
+describe('code blocks of README.md and docs/', () => {
+  it('every ts block compiles with strict against the built package', () => {
+    const { blocks, problems } = check();
+    expect(blocks).toBeGreaterThanOrEqual(15);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  it('reports a block that uses an export without importing it, at its Markdown line', () => {
+    const markdown = [
+      '# Title',
+      '',
+      '```ts',
+      "import { PaymentClient } from 'payment-service-sdk';",
+      "const ok = new PaymentClient({ apiKey: 'k', webcode: 'W', baseUrl: 'http://127.0.0.1:1' });",
+      '```',
+      '',
+      '```ts',
+      "const missing = new PaymentClient({ apiKey: 'k' });",
+      "client.sessions.create({ amount: { value: 1, currency: 'EUR' } });",
+      '```',
+    ].join('\n');
+    const { blocks, problems } = check({ files: ['GUIDE.md'], sources: { 'GUIDE.md': markdown } });
+    expect(blocks).toBe(2);
+    expect(problems).toEqual([
+      expect.stringMatching(/^GUIDE\.md:9:21 TS2304: Cannot find name 'PaymentClient'/),
+      // `client` comes from the shared context, but the call lacks urlOk and urlKo.
+      expect.stringMatching(/^GUIDE\.md:10:24 TS2345: /),
+    ]);
+  }, 60_000);
+});
+
+describe("the README's script that pays a session on the CLI sandbox", () => {
+  const script = join(ROOT, '.readme-pay.mjs');
+  afterAll(() => rmSync(script, { force: true }));
+
+  it('runs as written and prints a paid, completed session', async () => {
+    const block = blocksOf(readFileSync(join(ROOT, 'README.md'), 'utf8')).find((candidate) => candidate.code.includes('payTestSession('));
+    expect(block?.code).toContain("baseUrl: 'http://127.0.0.1:4010'");
+    // The README's sandbox listens on 4010; this one on a free port, with the README's defaults otherwise.
+    const sandbox = await startCli(['--port', '0', '--pos-delay-ms', '0']);
+    try {
+      writeFileSync(script, (block?.code ?? '').replace('http://127.0.0.1:4010', sandbox.info.baseUrl));
+      const { stdout } = await promisify(execFile)(process.execPath, [script], { cwd: ROOT, timeout: 20_000 });
+      expect(stdout.trim()).toMatch(/^true completed SANDBOX-PXTT-\d+$/);
+    } finally {
+      await stop(sandbox);
+    }
+  }, 30_000);
+});
