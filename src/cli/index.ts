@@ -5,7 +5,7 @@
  * stops cleanly on SIGINT or SIGTERM.
  */
 import { parseArgs } from 'node:util';
-import { createSandbox } from '../sandbox/index.js';
+import { createSandbox, type Sandbox, type WebhookAttemptReport } from '../sandbox/index.js';
 
 const USAGE = `Usage: payment-service-sdk sandbox [options]
 
@@ -81,7 +81,11 @@ async function sandbox(args: string[]): Promise<void> {
     process.stdout.write(USAGE);
     return;
   }
-  const instance = createSandbox({
+  const instance: Sandbox = createSandbox({
+    onWebhookAttempt: (report) => {
+      const line = failedAttemptLine(report, instance.clock.now());
+      if (line) process.stderr.write(`${line}\n`);
+    },
     webcode: values.webcode,
     keys: { test: values['test-key'], live: values['live-key'] },
     clientSecrets: { test: values['test-secret'], live: values['live-secret'] },
@@ -114,6 +118,16 @@ async function sandbox(args: string[]): Promise<void> {
       '',
     ].join('\n'),
   );
+}
+
+/** One stderr line for a webhook attempt that failed: where, why, and what happens next. */
+export function failedAttemptLine({ delivery, attempt, nextAttemptAt }: WebhookAttemptReport, now: number): string | undefined {
+  if (delivery.delivered) return undefined;
+  const about = [delivery.event.event_code, delivery.event.data.paymentReference].filter((part) => typeof part === 'string').join(' ');
+  const why = attempt.status === null ? (attempt.error ?? 'no answer') : `HTTP ${attempt.status}`;
+  const next =
+    nextAttemptAt === null ? 'no retries left, abandoned' : `next retry in ${Math.max(0, Math.round((nextAttemptAt - now) / 1000))} s`;
+  return `webhook ${delivery.id} (${about}) to ${delivery.url} failed: ${why}, attempt ${delivery.attempts.length}; ${next}`;
 }
 
 async function main(argv: string[]): Promise<void> {

@@ -37,3 +37,11 @@ export function readJsonText(request: Request, limit: number): Promise<string> {
     return Promise.reject(new ServiceFailure(415, SANDBOX_CODES.unsupportedMediaType, 'Content-Type must be application/json'));
   return readText(request, limit);
 }
+
+/** The body of a control POST: empty, or JSON (415 for anything else), within the size limit. */
+export async function readOptionalJsonText(request: Request, limit: number): Promise<string> {
+  const text = await readText(request, limit);
+  if (text.trim() !== '' && !/^application\/json\s*(;|$)/i.test(request.headers.get('content-type') ?? ''))
+    throw new ServiceFailure(415, SANDBOX_CODES.unsupportedMediaType, 'Content-Type must be application/json');
+  return text;
+}

@@ -86,3 +86,32 @@ export function seededRandom(seed = 1): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
 }
+
+/** The sandbox's own clock: another clock moved ahead by an offset, which only grows. */
+export interface OffsetClock extends SandboxClock {
+  /** How far ahead of the underlying clock this one is, in ms. */
+  readonly offsetMs: number;
+  /** Moves this clock ahead by `ms` (timers keep their real delays: the caller reschedules). */
+  moveAhead(ms: number): void;
+  /** Back to the underlying clock's time. */
+  resetOffset(): void;
+}
+
+/** `base` moved ahead by `offsetMs`: what the control API's clock advance changes. */
+export function offsetClock(base: SandboxClock, offsetMs = 0): OffsetClock {
+  let offset = offsetMs;
+  return {
+    now: () => base.now() + offset,
+    setTimeout: (callback, ms) => base.setTimeout(callback, ms),
+    clearTimeout: (handle) => base.clearTimeout(handle),
+    get offsetMs() {
+      return offset;
+    },
+    moveAhead(ms) {
+      offset += Math.max(0, ms);
+    },
+    resetOffset() {
+      offset = 0;
+    },
+  };
+}

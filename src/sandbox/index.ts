@@ -9,18 +9,28 @@
  * ```
  */
 import type { Environment } from '../core/options.js';
-import { readJsonText } from './body.js';
-import { type SandboxClock, seededRandom, systemClock } from './clock.js';
+import { readJsonText, readOptionalJsonText } from './body.js';
+import { offsetClock, type SandboxClock, seededRandom, systemClock } from './clock.js';
+import { type ClockState, CONTROL_PREFIX, type ControlSession, handleControl, SandboxControl } from './control.js';
 import { handlePage } from './page.js';
-import type { SandboxRecords } from './records.js';
+import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
 import { Scheduler } from './scheduler.js';
 import { type Answer, type Deferred, SandboxService } from './service.js';
 import { hashText, SandboxStore } from './store.js';
 import { jsonObject } from './validation.js';
-import { WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
+import { type AttemptReport, WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
 
 export { type ManualClock, manualClock, type SandboxClock, seededRandom, systemClock, type TimerHandle } from './clock.js';
+export {
+  type ClockState,
+  type ControlListParams,
+  type ControlPage,
+  type ControlSession,
+  parseDuration,
+  type RecordTimeline,
+  SandboxControl,
+} from './control.js';
 export type {
   AttemptRecord,
   DeliveryAttempt,
@@ -35,7 +45,7 @@ export type {
 } from './records.js';
 export { SANDBOX_CODES } from './responses.js';
 export { SandboxStoreError } from './store.js';
-export type { WebhookRetryOptions } from './webhooks.js';
+export type { AttemptReport as WebhookAttemptReport, WebhookRetryOptions } from './webhooks.js';
 
 /** An API key the sandbox accepts. */
 export interface SandboxKey {
@@ -84,6 +94,8 @@ export interface SandboxOptions {
   onError?: ((error: unknown) => void) | undefined;
   /** `fetch` used for webhook deliveries. Default the global one. */
   fetch?: typeof fetch | undefined;
+  /** Called after each webhook delivery attempt is recorded (the CLI prints the failed ones). */
+  onWebhookAttempt?: ((report: AttemptReport) => void) | undefined;
 }
 
 /** Per-request details the fetch handler cannot see itself. */
@@ -113,8 +125,24 @@ export interface Sandbox {
   webhookUrls: string[];
   /** Resolves when no webhook delivery attempt is in flight (scheduled retries may still follow). */
   webhooksSettled(): Promise<void>;
-  /** The clock in use. */
+  /** The sandbox clock: the clock given (or the system clock), moved ahead by {@link Sandbox.advanceClock}. */
   readonly clock: SandboxClock;
+  /** Every control operation, reads with paging and record timelines included (the control API and the dashboard use it). */
+  readonly control: SandboxControl;
+  /** Pays a pending session as `holderName` would on the hosted page (default a name that pays); resolves after its webhooks' first attempts. */
+  paySession(environment: Environment, sessionId: string, options?: { holderName?: string | undefined }): Promise<ControlSession>;
+  /** Expires a pending session now. */
+  expireSession(environment: Environment, sessionId: string): ControlSession;
+  /** Resolves a `pending` or `timeout` POS payment now; resolves after its webhooks' first attempts. */
+  resolvePosPayment(environment: Environment, posPaymentId: string, outcome: 'success' | 'failed'): Promise<PosRecord>;
+  /** Delivers a recorded delivery's event again, as a new delivery to the same URL; resolves after its first attempt. */
+  resendDelivery(environment: Environment, deliveryId: number): Promise<WebhookDelivery>;
+  /** Emits `AUTHORISATION` (a completed session or a POS payment with its result) or `REFUND` (a resolved refund) for a record. */
+  emitEvent(environment: Environment, eventCode: 'AUTHORISATION' | 'REFUND', reference: string): Promise<WebhookDelivery[]>;
+  /** Moves the sandbox clock ahead by `ms`; scheduled work falls due in order, as if the time had passed. */
+  advanceClock(ms: number): Promise<ClockState>;
+  /** Deletes every record, stored response, delivery and scheduled job, and sets the clock back; keys and webhook URLs stay. */
+  reset(): Promise<void>;
   /** Stops the server and timers and closes the store; scheduled work stays stored for the next start. */
   close(): Promise<void>;
 }
@@ -194,10 +222,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const webcode = options.webcode ?? 'SANDBOX';
   const keys = { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' };
   const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
-  const clock = options.clock ?? systemClock();
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
   const store = new SandboxStore(options.dataDir);
+  const clock = offsetClock(options.clock ?? systemClock(), store.counter('clockOffset'));
   // Each run of a stored sandbox draws from its own stream, so tokens never repeat those of earlier runs.
   const random = seededRandom((options.seed ?? 1) + (store.runs - 1) * 0x9e3779b9);
   const registry = new Map<string, SandboxKey>([
@@ -211,6 +239,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     urls: [...(options.webhookUrls ?? [])],
     retry: options.webhookRetry,
+    onAttempt: options.onWebhookAttempt,
   });
   const service = new SandboxService({
     webcode,
@@ -230,6 +259,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   });
   service.attach(scheduler);
   webhooks.attach(scheduler);
+  const control = new SandboxControl({ store, service, webhooks, scheduler, clock, origin: () => sandbox.baseUrl });
   store.purgeIdempotency(clock.now() - idempotencyTtlMs);
   // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
   scheduler.runDue();
@@ -334,6 +364,20 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       scheduler.runDue();
       const apiPath = API_PREFIX.exec(url.pathname);
       if (apiPath) return await api(request, url, apiPath[1] ? 'test' : 'live', apiPath[2] ?? '', info);
+      if (url.pathname.startsWith(CONTROL_PREFIX))
+        return await handleControl(
+          request,
+          url,
+          control,
+          {
+            check: (checked, environment) => void authenticate(checked, environment, info),
+            any: (checked) => {
+              const key = registry.get(checked.headers.get('x-api-key') ?? '');
+              void authenticate(checked, key?.environment ?? 'test', info);
+            },
+          },
+          (body) => readOptionalJsonText(body, maxBodyBytes),
+        );
       const pageResponse = await handlePage(request, url, { service, store, clientSecrets, clock, webcode, maxBodyBytes });
       if (pageResponse) return pageResponse;
       throw new ServiceFailure(404, SANDBOX_CODES.notFound, `Nothing at ${url.pathname}`);
@@ -377,6 +421,14 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     },
     webhooksSettled: () => scheduler.settled(),
     clock,
+    control,
+    paySession: (environment, sessionId, payOptions) => control.paySession(environment, sessionId, payOptions),
+    expireSession: (environment, sessionId) => control.expireSession(environment, sessionId),
+    resolvePosPayment: (environment, posPaymentId, outcome) => control.resolvePosPayment(environment, posPaymentId, outcome),
+    resendDelivery: (environment, deliveryId) => control.resendDelivery(environment, deliveryId),
+    emitEvent: (environment, eventCode, reference) => control.emitEvent(environment, eventCode, reference),
+    advanceClock: (ms) => control.advanceClock(ms),
+    reset: () => control.reset(),
     async close() {
       if (scheduler.closed) return;
       scheduler.close();

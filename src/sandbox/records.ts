@@ -109,6 +109,8 @@ export interface WebhookDelivery {
   /** True when the retries ran out without a 2xx. */
   abandoned: boolean;
   createdAt: number;
+  /** The delivery this one resends (the control API's resend), or `null`. */
+  resendOf?: number | null | undefined;
 }
 
 /** Filters of {@link SandboxRecords} listings; every field is optional. */

@@ -19,6 +19,8 @@ export const SANDBOX_CODES = {
   idempotencyBodyMismatch: 19409,
   /** 409: `Idempotency-Key` already used on a different endpoint. */
   idempotencyEndpointMismatch: 19410,
+  /** 409: a control action the record's state does not allow (paying a session that is not pending, say). */
+  actionNotAllowed: 19411,
   /** 413: the request body is larger than `maxBodyBytes`. */
   bodyTooLarge: 19413,
   /** 415: a POST whose `Content-Type` is not JSON. */

@@ -65,6 +65,18 @@ export class Scheduler {
     else if (this.#timer?.at !== next) this.#arm(next);
   }
 
+  /** Sandbox time of the earliest job that is not under way, if any. */
+  nextDueAt(): number | undefined {
+    return this.#store.nextDue(this.#running);
+  }
+
+  /** Runs what is due and re-arms the timer, for when the clock jumped (an advance) or jobs were deleted. */
+  reschedule(): void {
+    this.#earliest = undefined;
+    this.#disarm();
+    this.runDue();
+  }
+
   /** Resolves when no asynchronous job is under way. */
   async settled(): Promise<void> {
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);

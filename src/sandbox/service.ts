@@ -1,9 +1,9 @@
 import type { Environment } from '../core/options.js';
 import { REFERENCE_INFIXES } from '../schemas/references.js';
 import { SESSION_STATUSES } from '../schemas/sessions.js';
-import { POS_TEST_ENDINGS, TEST_TERMINALS } from '../testing/index.js';
+import { POS_TEST_ENDINGS, TEST_CARDHOLDER_NAMES, TEST_TERMINALS } from '../testing/index.js';
 import type { SandboxClock } from './clock.js';
-import type { ModificationRecord, PosRecord, SessionRecord, StoredAmount } from './records.js';
+import type { ModificationRecord, PosRecord, SessionRecord, StoredAmount, WebhookDelivery } from './records.js';
 import { recordTimestamp } from './records.js';
 import { invalid, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
 import type { JobHandler, Scheduler } from './scheduler.js';
@@ -65,6 +65,11 @@ const INFIX = { ...REFERENCE_INFIXES, extend: { test: 'EXXT', live: 'EXX' } } as
 
 const POS_STATUSES = ['pending', 'success', 'failed', 'timeout'];
 const TERMINAL_TIMESTAMPS = { createdAt: '2025-01-15T09:00:00.000Z', updatedAt: '2025-06-01T12:00:00.000Z' };
+
+/** A control action the record's state does not allow. */
+function notAllowed(message: string): ServiceFailure {
+  return new ServiceFailure(409, SANDBOX_CODES.actionNotAllowed, message);
+}
 
 function notFound(what: string): ServiceFailure {
   return new ServiceFailure(404, SANDBOX_CODES.notFound, `${what} not found`);
@@ -317,19 +322,32 @@ export class SandboxService {
     session.paymentStatus = 'AUTHORISED';
     session.attempts.push({ paymentReference, status: 'authorised', reason: null, createdAt: now });
     this.#store.sessions.save(session);
-    this.#context.webhooks.emit(session.environment, {
-      event_code: 'AUTHORISATION',
-      data: {
-        amount: session.amount.value,
-        currency: session.amount.currency,
-        paymentReference,
-        paymentStatus: 'AUTHORISED',
-        description: session.description,
-        customReference: session.customReference,
-        paymentSource: 'external_api',
-      },
-    });
+    this.#context.webhooks.emit(session.environment, sessionAuthorisation(session));
     return paymentReference;
+  }
+
+  /**
+   * Pays a pending session as a customer with `holderName` would on the hosted page: a scripted
+   * failure for the names of the Test table, an authorisation for any other name.
+   */
+  payAs(environment: Environment, sessionId: string, holderName: string): SessionRecord {
+    const session = this.session(environment, sessionId);
+    if (!session) throw notFound('Session');
+    if (session.status !== 'pending') throw notAllowed(`Session ${sessionId} is ${session.status}: only a pending session can be paid`);
+    this.opened(session);
+    const scripted = TEST_CARDHOLDER_NAMES[holderName.trim().toUpperCase() as keyof typeof TEST_CARDHOLDER_NAMES];
+    if (scripted) this.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description);
+    else this.authorise(session);
+    return session;
+  }
+
+  /** Expires a pending session now, as if its 300 s had passed. */
+  expireNow(environment: Environment, sessionId: string): SessionRecord {
+    const session = this.session(environment, sessionId);
+    if (!session) throw notFound('Session');
+    if (session.status !== 'pending') throw notAllowed(`Session ${sessionId} is ${session.status}: only a pending session can expire`);
+    this.#expire(sessionId);
+    return this.session(environment, sessionId) ?? session;
   }
 
   /**
@@ -429,9 +447,13 @@ export class SandboxService {
     record.resolvedAt = this.#now();
     this.#store.modifications.save(record);
     if (record.operationType !== 'refund') return;
+    this.#context.webhooks.emit(record.environment, this.#refundEvent(record));
+  }
+
+  #refundEvent(record: ModificationRecord): WebhookEvent {
     const owner =
       this.#store.sessions.findBy({ payment_reference: record.paymentReference }) ?? this.#store.posPayments.get(record.paymentReference);
-    this.#context.webhooks.emit(record.environment, {
+    return {
       event_code: 'REFUND',
       data: {
         amount: record.amount?.value,
@@ -443,7 +465,36 @@ export class SandboxService {
         customReference: owner?.customReference ?? null,
         paymentSource: 'external_api',
       },
-    });
+    };
+  }
+
+  /**
+   * Sends a documented event again for a record, as the service would have: AUTHORISATION for a
+   * completed session (by `sessionId` or `paymentReference`) or a POS payment that has its result,
+   * REFUND for a resolved refund (by `refundReference`). Returns the ids of the new deliveries.
+   */
+  emitEvent(environment: Environment, eventCode: string, reference: string): number[] {
+    let event: WebhookEvent;
+    if (eventCode === 'AUTHORISATION') {
+      const session = this.session(environment, reference) ?? this.#store.sessions.findBy({ payment_reference: reference, environment });
+      const pos = session ? undefined : this.#store.posPayments.get(reference);
+      if (session) {
+        if (session.status !== 'completed') throw notAllowed(`Session ${session.sessionId} is ${session.status}: it has no authorisation`);
+        event = sessionAuthorisation(session);
+      } else if (pos?.environment === environment) {
+        if (pos.status !== 'success' && pos.status !== 'failed')
+          throw notAllowed(`POS payment ${reference} is ${pos.status}: it has no result yet`);
+        event = posAuthorisation(pos);
+      } else throw notFound('Payment');
+    } else if (eventCode === 'REFUND') {
+      const record = this.#store.modifications.get(reference);
+      if (record?.environment !== environment || record.operationType !== 'refund') throw notFound('Refund');
+      if (record.status !== 'success') throw notAllowed(`Refund ${reference} is ${record.status}: it is not resolved yet`);
+      event = this.#refundEvent(record);
+    } else {
+      throw invalid(`event must be AUTHORISATION or REFUND, the documented event codes`);
+    }
+    return this.#context.webhooks.emit(environment, event);
   }
 
   /** Modifications of one session or POS payment: `{ modifications, meta }`, all on one page. */
@@ -523,19 +574,17 @@ export class SandboxService {
   }
 
   /** The terminal answers: the outcome follows the documented amount endings. */
-  #posAnswer({ posPaymentId, idempotencyKey }: PosAnswerSubject): void {
+  #posAnswer({ posPaymentId, idempotencyKey }: PosAnswerSubject, forced?: 'success' | 'failed'): void {
     const record = this.#store.posPayments.get(posPaymentId);
     if (record?.status !== 'pending') return;
-    const ending = record.amount.value % 100;
+    const ending = forced === 'failed' ? POS_TEST_ENDINGS.failed : forced === 'success' ? 0 : record.amount.value % 100;
     let outcome: Answer | ServiceFailure;
     if (ending === POS_TEST_ENDINGS.busy) {
       this.#store.posPayments.delete(posPaymentId);
       outcome = new ServiceFailure(409, 13005, 'Terminal busy (test simulation)');
     } else {
       if (ending === POS_TEST_ENDINGS.failed) {
-        record.status = 'failed';
-        record.errorMessage = 'Card declined (test simulation)';
-        this.#posWebhook(record);
+        this.#fail(record);
       } else if (ending === POS_TEST_ENDINGS.timeout) {
         record.status = 'timeout';
         record.errorMessage =
@@ -577,18 +626,42 @@ export class SandboxService {
   }
 
   #posWebhook(record: PosRecord): void {
-    this.#context.webhooks.emit(record.environment, {
-      event_code: 'AUTHORISATION',
-      data: {
-        amount: record.amount.value,
-        currency: record.amount.currency,
-        paymentReference: record.posPaymentId,
-        paymentStatus: record.status === 'success' ? 'AUTHORISED' : 'REFUSED',
-        description: record.description,
-        customReference: record.customReference,
-        paymentSource: 'external_api',
-      },
-    });
+    this.#context.webhooks.emit(record.environment, posAuthorisation(record));
+  }
+
+  /**
+   * Resolves a POS payment now: a `pending` one as its terminal would answer (the request waiting
+   * on it gets that answer), a `timeout` one as the late completion would, with `outcome` instead of
+   * what the amount ending says.
+   */
+  resolvePosNow(environment: Environment, posPaymentId: string, outcome: 'success' | 'failed'): PosRecord {
+    const record = this.#store.posPayments.get(posPaymentId);
+    if (record?.environment !== environment) throw notFound('POS payment');
+    if (record.status === 'pending') {
+      this.#posAnswer(this.#pendingSubject(record), outcome);
+    } else if (record.status === 'timeout') {
+      if (outcome === 'success') this.#succeed(record);
+      else this.#fail(record);
+      this.#store.posPayments.save(record);
+    } else {
+      throw notAllowed(`POS payment ${posPaymentId} is ${record.status}: only a pending or timeout payment can be resolved`);
+    }
+    return this.#store.posPayments.get(posPaymentId) ?? record;
+  }
+
+  /** The subject of the pending payment's terminal-answer job, which holds the `Idempotency-Key` to complete. */
+  #pendingSubject(record: PosRecord): PosAnswerSubject {
+    for (const job of this.#store.jobsOf(JOB.posAnswer)) {
+      const subject = JSON.parse(job.subject) as PosAnswerSubject;
+      if (subject.posPaymentId === record.posPaymentId) return subject;
+    }
+    return { posPaymentId: record.posPaymentId, idempotencyKey: null };
+  }
+
+  #fail(record: PosRecord): void {
+    record.status = 'failed';
+    record.errorMessage = 'Card declined (test simulation)';
+    this.#posWebhook(record);
   }
 
   listPosPayments(environment: Environment, query: URLSearchParams): Answer {
@@ -604,4 +677,38 @@ export class SandboxService {
     });
     return { status: 200, data: { posPayments: page.items.map(posView), meta: meta(page, params.order) } };
   }
+}
+
+type WebhookEvent = WebhookDelivery['event'];
+
+/** The AUTHORISATION event of a completed session. */
+function sessionAuthorisation(session: SessionRecord): WebhookEvent {
+  return {
+    event_code: 'AUTHORISATION',
+    data: {
+      amount: session.amount.value,
+      currency: session.amount.currency,
+      paymentReference: session.paymentReference,
+      paymentStatus: 'AUTHORISED',
+      description: session.description,
+      customReference: session.customReference,
+      paymentSource: 'external_api',
+    },
+  };
+}
+
+/** The AUTHORISATION event of a POS payment with its result (`REFUSED` for a failed one). */
+function posAuthorisation(record: PosRecord): WebhookEvent {
+  return {
+    event_code: 'AUTHORISATION',
+    data: {
+      amount: record.amount.value,
+      currency: record.amount.currency,
+      paymentReference: record.posPaymentId,
+      paymentStatus: record.status === 'success' ? 'AUTHORISED' : 'REFUSED',
+      description: record.description,
+      customReference: record.customReference,
+      paymentSource: 'external_api',
+    },
+  };
 }

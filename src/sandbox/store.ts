@@ -193,6 +193,12 @@ const MIGRATIONS = [
    CREATE INDEX pos_payments_by_environment ON pos_payments (environment);
    CREATE INDEX modifications_by_environment ON modifications (environment);
    CREATE INDEX deliveries_by_environment ON deliveries (environment);`,
+  // How far the sandbox clock was moved ahead (the control API's advance); deliveries by payment,
+  // for a record's timeline.
+  `INSERT INTO counters (name, value) VALUES ('clockOffset', 0);
+   ALTER TABLE deliveries ADD COLUMN payment_reference TEXT;
+   UPDATE deliveries SET payment_reference = json_extract(record, '$.event.data.paymentReference');
+   CREATE INDEX deliveries_by_payment ON deliveries (payment_reference);`,
 ];
 
 /** The database file in a data folder. */
@@ -298,6 +304,7 @@ export class SandboxStore {
       { name: 'environment', of: (record) => record.environment },
       { name: 'status', of: (record) => deliveryStatus(record) },
       { name: 'url', of: (record) => record.url },
+      { name: 'payment_reference', of: (record) => deliveryPaymentReference(record) },
       { name: 'created_at', of: (record) => record.createdAt },
     ]);
     this.transaction(() => {
@@ -306,6 +313,18 @@ export class SandboxStore {
       if (legacy && version === 0) this.#importLegacy(legacy);
     });
     this.runs = this.#bump('runs');
+  }
+
+  readonly #watchers = new Set<() => void>();
+
+  /** Calls `watcher` after each transaction that changed something; returns the function that stops it. */
+  watch(watcher: () => void): () => void {
+    this.#watchers.add(watcher);
+    return () => this.#watchers.delete(watcher);
+  }
+
+  #totalChanges(): number {
+    return this.statement('SELECT total_changes() AS n').get()?.n as number;
   }
 
   /** A prepared statement, prepared once per SQL text. */
@@ -324,11 +343,14 @@ export class SandboxStore {
    */
   transaction<T>(work: () => T): T {
     if (this.#depth > 0) return work();
+    // Changes are counted only while someone watches (the dashboard's live view): one query less otherwise.
+    const before = this.#watchers.size > 0 ? this.#totalChanges() : 0;
     this.statement('BEGIN IMMEDIATE').run();
     this.#depth++;
     try {
       const result = work();
       this.statement('COMMIT').run();
+      if (this.#watchers.size > 0 && this.#totalChanges() !== before) for (const watcher of this.#watchers) watcher();
       return result;
     } catch (error) {
       this.statement('ROLLBACK').run();
@@ -426,9 +448,29 @@ export class SandboxStore {
     this.statement('DELETE FROM jobs WHERE id = ?').run(id);
   }
 
-  /** Deletes every job of `kind` about `subject`. */
-  cancelJobs(kind: string, subject: string): void {
-    this.statement('DELETE FROM jobs WHERE kind = ? AND subject = ?').run(kind, subject);
+  /** Every job of `kind`. */
+  jobsOf(kind: string): Job[] {
+    return this.statement('SELECT id, kind, due_at AS dueAt, subject FROM jobs WHERE kind = ? ORDER BY due_at, id').all(
+      kind,
+    ) as unknown as Job[];
+  }
+
+  /** The value of counter `name`. */
+  counter(name: string): number {
+    return this.statement('SELECT value FROM counters WHERE name = ?').get(name)?.value as number;
+  }
+
+  setCounter(name: string, value: number): void {
+    this.statement('UPDATE counters SET value = ? WHERE name = ?').run(value, name);
+  }
+
+  /**
+   * Deletes every record, stored response and scheduled job, in the caller's transaction. The
+   * counters stay, so that no id or payment link of before is ever given out again.
+   */
+  clear(): void {
+    for (const table of ['sessions', 'pos_payments', 'modifications', 'deliveries', 'idempotency', 'jobs'])
+      this.statement(`DELETE FROM ${table}`).run();
   }
 
   /** The typed read methods of `sandbox.records`. */
@@ -521,6 +563,12 @@ export class SandboxStore {
       this.#counter('delivery', (value) => Math.max(value, ...(state.deliveries ?? []).map((delivery) => delivery.id)));
     }
   }
+}
+
+/** The payment a delivery's event is about, if it names one. */
+function deliveryPaymentReference(delivery: WebhookDelivery): string | null {
+  const reference = delivery.event.data.paymentReference;
+  return typeof reference === 'string' ? reference : null;
 }
 
 /** `pending`, `delivered` or `abandoned`. */

@@ -14,6 +14,14 @@ export interface WebhookRetryOptions {
   timeoutMs?: number;
 }
 
+/** What {@link WebhookDispatcher} reports after each attempt. */
+export interface AttemptReport {
+  delivery: WebhookDelivery;
+  attempt: DeliveryAttempt;
+  /** Sandbox time of the next attempt; `null` when delivered or abandoned. */
+  nextAttemptAt: number | null;
+}
+
 /** The job that makes one delivery attempt; its subject is the delivery id. */
 export const WEBHOOK_ATTEMPT = 'webhook.attempt';
 
@@ -32,6 +40,8 @@ export class WebhookDispatcher {
   readonly #retry: Required<WebhookRetryOptions>;
   #scheduler: Scheduler | undefined;
   urls: string[];
+  /** Called after each attempt is recorded (the CLI prints failures, the dashboard updates). */
+  readonly #onAttempt: ((report: AttemptReport) => void) | undefined;
 
   constructor(options: {
     store: SandboxStore;
@@ -39,12 +49,19 @@ export class WebhookDispatcher {
     fetch: typeof fetch;
     urls: string[];
     retry?: WebhookRetryOptions | undefined;
+    onAttempt?: ((report: AttemptReport) => void) | undefined;
   }) {
     this.#store = options.store;
     this.#clock = options.clock;
     this.#fetch = options.fetch;
     this.urls = options.urls;
     this.#retry = { attempts: 6, initialDelayMs: 1_000, timeoutMs: 10_000, ...options.retry };
+    this.#onAttempt = options.onAttempt;
+  }
+
+  /** Attempts per delivery, the first included. */
+  get maxAttempts(): number {
+    return this.#retry.attempts;
   }
 
   /** The scheduler runs the attempts; it is created after the dispatcher, whose handler it needs. */
@@ -52,22 +69,31 @@ export class WebhookDispatcher {
     this.#scheduler = scheduler;
   }
 
-  /** Records a delivery of `event` to every URL and schedules its first attempt, in the caller's transaction. */
-  emit(environment: Environment, event: WebhookDelivery['event']): void {
-    for (const url of this.urls) {
-      const delivery: WebhookDelivery = {
-        id: this.#store.nextDeliveryId(),
-        url,
-        environment,
-        event,
-        attempts: [],
-        delivered: false,
-        abandoned: false,
-        createdAt: this.#clock.now(),
-      };
-      this.#store.deliveries.save(delivery);
-      this.#scheduler?.add(WEBHOOK_ATTEMPT, 0, String(delivery.id));
-    }
+  /**
+   * Records a delivery of `event` to every URL and schedules its first attempt, in the caller's
+   * transaction; returns the new deliveries' ids.
+   */
+  emit(environment: Environment, event: WebhookDelivery['event']): number[] {
+    return this.urls.map((url) => this.#deliver({ url, environment, event, resendOf: null }));
+  }
+
+  /** A new delivery of a recorded delivery's event to the same URL, attempted now (and retried as any other). */
+  resend(original: WebhookDelivery): number {
+    return this.#deliver({ url: original.url, environment: original.environment, event: original.event, resendOf: original.id });
+  }
+
+  #deliver(fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf'>): number {
+    const delivery: WebhookDelivery = {
+      id: this.#store.nextDeliveryId(),
+      ...fields,
+      attempts: [],
+      delivered: false,
+      abandoned: false,
+      createdAt: this.#clock.now(),
+    };
+    this.#store.deliveries.save(delivery);
+    this.#scheduler?.add(WEBHOOK_ATTEMPT, 0, String(delivery.id));
+    return delivery.id;
   }
 
   /** The job handler of {@link WEBHOOK_ATTEMPT}. */
@@ -100,21 +126,26 @@ export class WebhookDispatcher {
     }
     attempt.durationMs = Math.round(performance.now() - began);
     if (this.#scheduler?.closed) return;
-    this.#store.transaction(() => {
+    const report = this.#store.transaction((): AttemptReport | undefined => {
       this.#store.deleteJob(job.id);
       const delivery = this.#store.deliveries.get(job.subject);
-      if (!delivery) return;
+      if (!delivery) return undefined;
       delivery.attempts.push(attempt);
       delivery.delivered = attempt.status !== null && attempt.status >= 200 && attempt.status < 300;
+      let nextAttemptAt: number | null = null;
       if (!delivery.delivered) {
         if (delivery.attempts.length < this.#retry.attempts) {
-          this.#scheduler?.add(WEBHOOK_ATTEMPT, this.#retry.initialDelayMs * 2 ** (delivery.attempts.length - 1), job.subject);
+          const delay = this.#retry.initialDelayMs * 2 ** (delivery.attempts.length - 1);
+          this.#scheduler?.add(WEBHOOK_ATTEMPT, delay, job.subject);
+          nextAttemptAt = this.#clock.now() + delay;
         } else {
           delivery.abandoned = true;
         }
       }
       this.#store.deliveries.save(delivery);
+      return { delivery, attempt, nextAttemptAt };
     });
+    if (report) this.#onAttempt?.(report);
   }
 }
 

@@ -202,6 +202,37 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     expect((await stop(running)).code).toBe(0);
   });
 
+  it('prints one stderr line per failed webhook attempt: id, event, URL, status or error, and the next retry', async () => {
+    const failing = await startReceiver({ failFirst: 1, failStatus: 503 });
+    receivers.push(failing);
+    const closed = `http://127.0.0.1:${await freePort()}/hooks`;
+    const running = await startCli(['--port', '0', '--pos-delay-ms', '0', '--webhook-url', failing.url, '--webhook-url', closed]);
+    const client = clientOf(running.info);
+    const session = await client.sessions.create({ ...sessionParams });
+    expect((await submitForm(session.paymentUrl)).status).toBeLessThan(400);
+    const { paymentReference } = await client.sessions.retrieve(session.sessionId);
+    await stderrContains(running, `to ${closed} failed: fetch failed`);
+    await stderrContains(running, `to ${failing.url} failed: HTTP 503, attempt 1; next retry in 1 s`);
+    await failing.waitFor(1, 5_000);
+    const lines = running
+      .stderr()
+      .split('\n')
+      .filter((line) => line.startsWith('webhook '));
+    // One line for the receiver's failure (its retry succeeded); the closed port keeps failing.
+    expect(lines.filter((line) => line.includes(failing.url))).toHaveLength(1);
+    expect(lines).toContainEqual(
+      `webhook 1 (AUTHORISATION ${paymentReference}) to ${failing.url} failed: HTTP 503, attempt 1; next retry in 1 s`,
+    );
+    expect(lines.find((line) => line.includes(closed))).toMatch(
+      new RegExp(
+        `^webhook 2 \\(AUTHORISATION ${paymentReference}\\) to ${closed.replaceAll('.', '\\.')} failed: fetch failed: connect ECONNREFUSED .*, attempt 1; next retry in 1 s$`,
+      ),
+    );
+    // Nothing about the delivery that then succeeded, and nothing on stdout but the JSON line.
+    expect(running.stdout()).toBe(`${running.line}\n`);
+    await stop(running, 'SIGTERM');
+  });
+
   it('exits with status 2 and the usage on a bad option', async () => {
     const started = run(['sandbox', '--port', 'eighty']);
     const { code } = await started.exit;

@@ -262,19 +262,29 @@ describe('store: damaged or newer databases', () => {
 
   it('migrates a database of an earlier schema version forward, keeping its records', async () => {
     const dir = tempDir();
-    const first = await open({ dataDir: dir });
+    // A webhook URL nobody listens on: the delivery is recorded all the same.
+    const first = await open({ dataDir: dir, webhookUrls: ['http://127.0.0.1:9/hook'], webhookRetry: { attempts: 1 } });
     const created = await first.test.sessions.create({ ...sessionParams });
+    const paid = await paidSession(first.test);
+    await first.sandbox.webhooksSettled();
     await first.sandbox.close();
-    // Back to schema version 1 (before the per-environment indexes).
+    // Back to schema version 1: undo what versions 2 and 3 added.
     const { DatabaseSync } = loadSqlite();
     const db = new DatabaseSync(join(dir, 'sandbox.db'));
     for (const table of ['sessions', 'pos_payments', 'modifications', 'deliveries']) db.exec(`DROP INDEX ${table}_by_environment`);
+    db.exec('DROP INDEX deliveries_by_payment');
+    db.exec('ALTER TABLE deliveries DROP COLUMN payment_reference');
+    db.exec("DELETE FROM counters WHERE name = 'clockOffset'");
     db.exec('PRAGMA user_version = 1');
     db.close();
 
     const second = await open({ dataDir: dir });
     expect((await second.test.sessions.retrieve(created.sessionId)).sessionId).toBe(created.sessionId);
     await second.sandbox.close();
+    const check = new DatabaseSync(join(dir, 'sandbox.db'));
+    // Deliveries made before the column existed are found by their payment.
+    expect(check.prepare('SELECT count(*) AS n FROM deliveries WHERE payment_reference = ?').get(paid.paymentReference)).toEqual({ n: 1 });
+    check.close();
     const reopened = new DatabaseSync(join(dir, 'sandbox.db'));
     const indexes = reopened
       .prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND name LIKE '%_by_environment'")
