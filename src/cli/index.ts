@@ -109,6 +109,7 @@ async function sandbox(args: string[]): Promise<void> {
   process.stderr.write(
     [
       `Payment service sandbox listening on ${baseUrl}`,
+      `  dashboard ${baseUrl}/ (control API under ${baseUrl}/_sandbox/)`,
       `  webcode ${instance.webcode}`,
       `  Test: key ${instance.keys.test}, client secret ${instance.clientSecrets.test}`,
       `  Live: key ${instance.keys.live}, client secret ${instance.clientSecrets.live}`,

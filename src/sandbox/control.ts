@@ -192,6 +192,29 @@ export class SandboxControl {
     return delivery;
   }
 
+  /** The session or POS payment a payment reference belongs to. */
+  paymentOwner(environment: Environment, paymentReference: string): { kind: 'session' | 'posPayment'; id: string } | undefined {
+    const session = this.#store.sessions.findBy({ payment_reference: paymentReference, environment });
+    if (session) return { kind: 'session', id: session.sessionId };
+    const pos = this.#store.posPayments.get(paymentReference);
+    return pos?.environment === environment ? { kind: 'posPayment', id: pos.posPaymentId } : undefined;
+  }
+
+  /** How many records of each kind one environment holds. */
+  counts(environment: Environment): { sessions: number; posPayments: number; modifications: number; deliveries: number } {
+    return {
+      sessions: this.#store.sessions.count({ environment }),
+      posPayments: this.#store.posPayments.count({ environment }),
+      modifications: this.#store.modifications.count({ environment }),
+      deliveries: this.#store.deliveries.count({ environment }),
+    };
+  }
+
+  /** Calls `listener` after each change of the stored state; returns the function that stops it. */
+  watch(listener: () => void): () => void {
+    return this.#store.watch(listener);
+  }
+
   #deliveriesAbout(environment: Environment, paymentReference: string): WebhookDelivery[] {
     return this.#store.deliveries.all({ environment, payment_reference: paymentReference });
   }

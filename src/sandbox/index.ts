@@ -12,6 +12,7 @@ import type { Environment } from '../core/options.js';
 import { readJsonText, readOptionalJsonText } from './body.js';
 import { offsetClock, type SandboxClock, seededRandom, systemClock } from './clock.js';
 import { type ClockState, CONTROL_PREFIX, type ControlSession, handleControl, SandboxControl } from './control.js';
+import { handleDashboard } from './dashboard.js';
 import { handlePage } from './page.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
@@ -260,6 +261,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   service.attach(scheduler);
   webhooks.attach(scheduler);
   const control = new SandboxControl({ store, service, webhooks, scheduler, clock, origin: () => sandbox.baseUrl });
+  const dashboard = { control, formToken: randomToken(), maxBodyBytes, webcode };
   store.purgeIdempotency(clock.now() - idempotencyTtlMs);
   // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
   scheduler.runDue();
@@ -378,6 +380,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
           },
           (body) => readOptionalJsonText(body, maxBodyBytes),
         );
+      const dashboardResponse = await handleDashboard(request, url, dashboard);
+      if (dashboardResponse) return dashboardResponse;
       const pageResponse = await handlePage(request, url, { service, store, clientSecrets, clock, webcode, maxBodyBytes });
       if (pageResponse) return pageResponse;
       throw new ServiceFailure(404, SANDBOX_CODES.notFound, `Nothing at ${url.pathname}`);
@@ -463,6 +467,15 @@ function canonical(value: unknown): string {
       ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
       : inner,
   );
+}
+
+/** A secret of this process (not of the seeded stream: it must not be predictable). */
+function randomToken(): string {
+  const bytes = new Uint8Array(18);
+  crypto.getRandomValues(bytes);
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_');
 }
 
 function normaliseAddress(address: string | undefined): string {

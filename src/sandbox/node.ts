@@ -21,14 +21,19 @@ const REASONS: Record<number, string> = {
 };
 
 /** Reads a Node request into a fetch `Request`; `complete` is false when the body was cut at the limit. */
-async function toRequest(message: IncomingMessage, origin: string, limit: number): Promise<{ request: Request; complete: boolean }> {
+async function toRequest(
+  message: IncomingMessage,
+  origin: string,
+  limit: number,
+  signal: AbortSignal,
+): Promise<{ request: Request; complete: boolean }> {
   const headers = new Headers();
   for (const [name, value] of Object.entries(message.headers)) {
     if (Array.isArray(value)) for (const item of value) headers.append(name, item);
     else if (value !== undefined) headers.set(name, value);
   }
   const method = message.method ?? 'GET';
-  const init: RequestInit = { method, headers };
+  const init: RequestInit = { method, headers, signal };
   let complete = true;
   if (method !== 'GET' && method !== 'HEAD') {
     const chunks: Buffer[] = [];
@@ -59,7 +64,20 @@ async function send(response: Response, target: ServerResponse, complete: boolea
   });
   // A body left unread cannot be skipped on a kept-alive connection: close it after the answer.
   if (!complete) target.setHeader('connection', 'close');
-  target.end(Buffer.from(await response.arrayBuffer()));
+  if (!response.headers.get('content-type')?.startsWith('text/event-stream') || !response.body) {
+    target.end(Buffer.from(await response.arrayBuffer()));
+    return;
+  }
+  // An event stream is written as it comes, until the client leaves.
+  target.flushHeaders();
+  const reader = response.body.getReader();
+  target.once('close', () => void reader.cancel().catch(() => undefined));
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    target.write(value);
+  }
+  target.end();
 }
 
 /** Serves a fetch-standard handler with `node:http` on `host:port`. */
@@ -77,7 +95,10 @@ export async function serveNode(handle: Handler, options: ServeOptions): Promise
       response.end(body);
       return;
     }
-    toRequest(message, baseUrl, options.maxBodyBytes)
+    // Aborted when the client goes away: a long answer (an event stream) stops with it.
+    const gone = new AbortController();
+    response.once('close', () => gone.abort());
+    toRequest(message, baseUrl, options.maxBodyBytes, gone.signal)
       .then(
         ({ request, complete }) =>
           handle(request, { remoteAddress: message.socket.remoteAddress }).then((answer) => send(answer, response, complete)),

@@ -1,0 +1,856 @@
+import type { Environment } from '../core/options.js';
+import { POS_TEST_ENDINGS, TEST_CARDHOLDER_NAMES, TEST_CARDS, TEST_SUCCESS_CARDHOLDER, TEST_TERMINALS } from '../testing/index.js';
+import { readText } from './body.js';
+import { type ControlListParams, type ControlPage, parseDuration, type RecordTimeline, type SandboxControl } from './control.js';
+import { escapeHtml, securityHeaders } from './html.js';
+import type { DeliveryAttempt, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from './records.js';
+import { htmlResponse, ServiceFailure } from './responses.js';
+import { deliveryStatus } from './store.js';
+
+/**
+ * The sandbox's dashboard, served at `/` on the sandbox's own address: server-rendered pages of
+ * the records of each environment with filters and paging, a record page with its timeline, forms
+ * for the control actions, the clock, and the test-mode tables. Every page reads and every action
+ * works without JavaScript; a small nonce'd script refreshes the page's live region when the
+ * state changes (Server-Sent Events at `/_dashboard/events`). No asset comes from anywhere else.
+ */
+
+/** What the dashboard needs from the sandbox. */
+export interface DashboardContext {
+  control: SandboxControl;
+  /** A secret of this process, put in every form: a page elsewhere cannot post actions here. */
+  formToken: string;
+  maxBodyBytes: number;
+  webcode: string;
+}
+
+const KINDS = {
+  sessions: { title: 'Sessions', statuses: ['pending', 'completed', 'failed', 'expired', 'cancelled'] },
+  'pos-payments': { title: 'POS payments', statuses: ['pending', 'success', 'failed', 'timeout'] },
+  modifications: { title: 'Modifications', statuses: ['pending', 'received', 'success', 'failed'] },
+  deliveries: { title: 'Webhook deliveries', statuses: ['pending', 'delivered', 'abandoned'] },
+} as const;
+type Kind = keyof typeof KINDS;
+
+/** Where the live view listens. */
+export const DASHBOARD_EVENTS_PATH = '/_dashboard/events';
+const ACTION_PATH = /^\/_dashboard\/actions\/([a-z-]+)$/;
+
+const STYLE = `:root{--ink:#1b1d21;--muted:#555b66;--line:#d5d8de;--accent:#1a56db;--test:#fff4ce;--test-line:#b38600;--live:#fde2e1;--live-line:#b42318}
+*{box-sizing:border-box}body{margin:0;font:15px/1.45 system-ui,sans-serif;color:var(--ink);background:#f6f7f9}
+a{color:var(--accent)}a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
+header{background:#fff;border-bottom:1px solid var(--line);padding:.6rem 1rem;display:flex;flex-wrap:wrap;gap:.5rem 1.5rem;align-items:center}
+header .brand{font-weight:700;color:var(--ink);text-decoration:none}nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem .9rem}
+nav a[aria-current=page]{font-weight:700;color:var(--ink)}
+.env{padding:.45rem 1rem;font-weight:600;border-bottom:2px solid}.env.test{background:var(--test);border-color:var(--test-line)}.env.live{background:var(--live);border-color:var(--live-line)}
+.env a{margin-left:1rem}main{padding:1rem;max-width:72rem;margin:0 auto}h1{font-size:1.4rem;margin:.5rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--line)}caption{text-align:left;font-weight:600;padding:.4rem 0}
+th,td{text-align:left;padding:.4rem .55rem;border-bottom:1px solid var(--line);vertical-align:top}th{background:#eef0f3}
+.scroll{overflow-x:auto}form.inline{display:inline-flex;flex-wrap:wrap;gap:.4rem;align-items:end;margin:.25rem .75rem .25rem 0}
+label{font-weight:600;display:block;font-size:.9rem}input,select{font:inherit;padding:.35rem .45rem;border:1px solid #8a8f98;border-radius:.3rem;background:#fff}
+button{font:inherit;padding:.4rem .85rem;border-radius:.3rem;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
+button.secondary{background:#fff;color:var(--accent)}button.danger{background:#b42318;border-color:#b42318}
+.panel{background:#fff;border:1px solid var(--line);border-radius:.4rem;padding:.75rem 1rem;margin:.75rem 0}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}dt{font-weight:600;color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}
+pre{background:#f0f2f5;padding:.5rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere;margin:.25rem 0;font-size:.85rem}
+.notice{background:#e7f5ec;border:1px solid #1f7a45;padding:.5rem .75rem;border-radius:.3rem}.problem{background:#fdecea;border:1px solid #b42318;padding:.5rem .75rem;border-radius:.3rem}
+.status{display:inline-block;padding:0 .4rem;border-radius:.25rem;background:#eef0f3;font-size:.85rem;font-weight:600}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.75rem}.muted{color:var(--muted)}
+ol.timeline{padding-left:1.2rem}ol.timeline li{margin:.3rem 0}.pager{display:flex;gap:1rem;margin:.75rem 0}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`;
+
+/**
+ * Refreshes the live region from the server when the state changes, unless the reader is in a form
+ * (a refresh must not take away what they are typing or where their focus is).
+ */
+const LIVE_SCRIPT = `(() => {
+  const region = document.getElementById('live');
+  const announce = document.getElementById('live-status');
+  if (!region || !window.EventSource) return;
+  let busy = false;
+  const refresh = async () => {
+    if (busy || region.contains(document.activeElement) && document.activeElement.closest('form')) return;
+    busy = true;
+    try {
+      const response = await fetch(location.href, { headers: { accept: 'text/html' } });
+      const next = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById('live');
+      if (next && next.innerHTML !== region.innerHTML) { region.innerHTML = next.innerHTML; announce.textContent = 'Updated ' + new Date().toLocaleTimeString(); }
+    } finally { busy = false; }
+  };
+  new EventSource('${DASHBOARD_EVENTS_PATH}').addEventListener('change', refresh);
+})();`;
+
+function money(amount: { value: number; currency: string } | null | undefined): string {
+  return amount ? `${(amount.value / 100).toFixed(2)} ${amount.currency}` : '';
+}
+
+function time(epochMs: number | null | undefined): string {
+  return epochMs === null || epochMs === undefined ? '' : `${new Date(epochMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+function status(value: string): string {
+  return `<span class="status">${escapeHtml(value)}</span>`;
+}
+
+function link(href: string, text: string): string {
+  return `<a href="${escapeHtml(href)}">${escapeHtml(text)}</a>`;
+}
+
+const base = (environment: Environment) => `/${environment}`;
+
+interface PageParts {
+  title: string;
+  environment: Environment | undefined;
+  /** The nav entry of this page. */
+  current: Kind | 'overview' | 'reference';
+  body: string;
+  notice?: string | undefined;
+  problem?: string | undefined;
+}
+
+function layout(context: DashboardContext, parts: PageParts, nonce: string): string {
+  const environment = parts.environment ?? 'test';
+  const clock = context.control.clock();
+  const navItem = (href: string, label: string, key: PageParts['current']) =>
+    `<li><a href="${href}"${parts.current === key ? ' aria-current="page"' : ''}>${label}</a></li>`;
+  const other = environment === 'test' ? 'live' : 'test';
+  const envBar =
+    parts.environment === undefined
+      ? ''
+      : `<div class="env ${environment}" role="region" aria-label="Environment">${environment === 'test' ? 'Test' : 'Live'} data of webcode ${escapeHtml(context.webcode)}${link(
+          other === 'test' ? '/' : '/live',
+          `Switch to ${other === 'test' ? 'Test' : 'Live'}`,
+        )}</div>`;
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>${escapeHtml(parts.title)} · ${parts.environment === 'live' ? 'Live' : parts.environment === 'test' ? 'Test' : 'Sandbox'} · payment sandbox</title>
+<style nonce="${nonce}">${STYLE}</style>
+</head>
+<body>
+<header>
+<a class="brand" href="/">Payment sandbox</a>
+<nav aria-label="Sections"><ul>
+${navItem(environment === 'test' ? '/' : '/live', 'Overview', 'overview')}
+${navItem(`${base(environment)}/sessions`, 'Sessions', 'sessions')}
+${navItem(`${base(environment)}/pos-payments`, 'POS payments', 'pos-payments')}
+${navItem(`${base(environment)}/modifications`, 'Modifications', 'modifications')}
+${navItem(`${base(environment)}/deliveries`, 'Webhook deliveries', 'deliveries')}
+${navItem('/reference', 'Test-mode reference', 'reference')}
+</ul></nav>
+</header>
+${envBar}
+<main>
+<section class="panel" aria-labelledby="clock-title">
+<h2 id="clock-title">Sandbox clock</h2>
+<p>${escapeHtml(time(clock.epochMs))}${clock.offsetMs > 0 ? ` <span class="muted">(${escapeHtml(duration(clock.offsetMs))} ahead of real time)</span>` : ''}</p>
+${actionForm(context, 'advance', '', [
+  `<label for="advance-by">Advance by</label><input id="advance-by" name="duration" value="5m" size="8" aria-describedby="advance-help">`,
+])}
+<p id="advance-help" class="muted">A duration: 90s, 5m, 1h30m or PT5M. Expiry, POS answers, refunds resolving and webhook retries happen as if that time had passed.</p>
+</section>
+${parts.notice ? `<p class="notice" role="status">${escapeHtml(parts.notice)}</p>` : ''}
+${parts.problem ? `<p class="problem" role="alert">${escapeHtml(parts.problem)}</p>` : ''}
+<p id="live-status" class="visually-hidden" aria-live="polite"></p>
+<div id="live">
+${parts.body}
+</div>
+</main>
+<script nonce="${nonce}">${LIVE_SCRIPT}</script>
+</body>
+</html>`;
+}
+
+function duration(ms: number): string {
+  const units: [number, string][] = [
+    [86_400_000, 'd'],
+    [3_600_000, 'h'],
+    [60_000, 'min'],
+    [1_000, 's'],
+  ];
+  const parts: string[] = [];
+  let left = ms;
+  for (const [size, unit] of units) {
+    if (left >= size) {
+      parts.push(`${Math.floor(left / size)} ${unit}`);
+      left %= size;
+    }
+  }
+  return parts.length > 0 ? parts.join(' ') : `${ms} ms`;
+}
+
+/** A form posting one control action; `returnTo` is where the browser goes back to. */
+function actionForm(
+  context: DashboardContext,
+  action: string,
+  returnTo: string,
+  fields: string[],
+  button = action === 'advance' ? 'Advance' : action,
+  style = '',
+): string {
+  return `<form class="inline" method="post" action="/_dashboard/actions/${action}">
+<input type="hidden" name="token" value="${escapeHtml(context.formToken)}">${returnTo ? `<input type="hidden" name="returnTo" value="${escapeHtml(returnTo)}">` : ''}
+${fields.map((field) => `<div>${field}</div>`).join('\n')}
+<button type="submit"${style ? ` class="${style}"` : ''}>${escapeHtml(button)}</button>
+</form>`;
+}
+
+function hidden(name: string, value: string): string {
+  return `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
+}
+
+// Lists
+
+function filterForm(kind: Kind, environment: Environment, params: ControlListParams & { type?: string | undefined }): string {
+  const options = ['', ...KINDS[kind].statuses]
+    .map((value) => `<option value="${value}"${params.status === value ? ' selected' : ''}>${value === '' ? 'any' : value}</option>`)
+    .join('');
+  const typeSelect =
+    kind === 'modifications'
+      ? `<div><label for="filter-type">Type</label><select id="filter-type" name="type">${['', 'refund', 'capture', 'cancel', 'extend']
+          .map((value) => `<option value="${value}"${params.type === value ? ' selected' : ''}>${value === '' ? 'any' : value}</option>`)
+          .join('')}</select></div>`
+      : '';
+  return `<form class="inline" method="get" action="${base(environment)}/${kind}" aria-label="Filter">
+<div><label for="filter-status">Status</label><select id="filter-status" name="status">${options}</select></div>
+${typeSelect}<div><label for="filter-order">Order</label><select id="filter-order" name="order"><option value="desc"${params.order !== 'asc' ? ' selected' : ''}>newest first</option><option value="asc"${params.order === 'asc' ? ' selected' : ''}>oldest first</option></select></div>
+<button type="submit" class="secondary">Apply</button>
+</form>`;
+}
+
+function pager<R>(page: ControlPage<R>, path: string, query: URLSearchParams): string {
+  const first = new URLSearchParams(query);
+  first.delete('cursor');
+  const next = new URLSearchParams(query);
+  if (page.cursor) next.set('cursor', page.cursor);
+  return `<p class="pager">${query.has('cursor') ? link(`${path}?${first}`, 'First page') : ''}${
+    page.hasMore && page.cursor ? link(`${path}?${next}`, 'Next page') : ''
+  }<span class="muted">${page.total} in all</span></p>`;
+}
+
+function table(caption: string, headings: string[], rows: string[][], empty: string): string {
+  if (rows.length === 0) return `<p class="muted">${escapeHtml(empty)}</p>`;
+  // The section's heading names the table for the eye; the caption names it for a screen reader.
+  return `<div class="scroll" tabindex="0" role="region" aria-label="${escapeHtml(caption)}"><table><caption class="visually-hidden">${escapeHtml(caption)}</caption><thead><tr>${headings
+    .map((heading) => `<th scope="col">${escapeHtml(heading)}</th>`)
+    .join(
+      '',
+    )}</tr></thead><tbody>${rows.map((cells) => `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`).join('')}</tbody></table></div>`;
+}
+
+function sessionRows(environment: Environment, sessions: SessionRecord[]): string[][] {
+  return sessions.map((session) => [
+    link(`${base(environment)}/sessions/${encodeURIComponent(session.sessionId)}`, session.sessionId),
+    status(session.status),
+    escapeHtml(money(session.amount)),
+    escapeHtml(session.customReference ?? ''),
+    escapeHtml(session.paymentReference ?? ''),
+    escapeHtml(time(session.createdAt)),
+  ]);
+}
+
+function posRows(environment: Environment, payments: PosRecord[]): string[][] {
+  return payments.map((payment) => [
+    link(`${base(environment)}/pos-payments/${encodeURIComponent(payment.posPaymentId)}`, payment.posPaymentId),
+    status(payment.status),
+    escapeHtml(money(payment.amount)),
+    escapeHtml(payment.poiId),
+    escapeHtml(payment.customReference ?? ''),
+    escapeHtml(time(payment.createdAt)),
+  ]);
+}
+
+function modificationRows(environment: Environment, records: ModificationRecord[]): string[][] {
+  return records.map((record) => [
+    link(`${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`, record.operationReference),
+    escapeHtml(record.operationType),
+    status(record.status),
+    escapeHtml(money(record.amount)),
+    escapeHtml(record.paymentReference),
+    escapeHtml(time(record.createdAt)),
+  ]);
+}
+
+function lastAnswer(delivery: WebhookDelivery): string {
+  const last = delivery.attempts.at(-1);
+  if (!last) return 'not attempted yet';
+  return last.status === null ? `no answer: ${last.error ?? ''}` : `HTTP ${last.status}`;
+}
+
+function deliveryRows(environment: Environment, deliveries: WebhookDelivery[]): string[][] {
+  return deliveries.map((delivery) => [
+    link(`${base(environment)}/deliveries/${delivery.id}`, `#${delivery.id}`),
+    escapeHtml(delivery.event.event_code),
+    escapeHtml(String(delivery.event.data.paymentReference ?? '')),
+    status(deliveryStatus(delivery)),
+    escapeHtml(`${delivery.attempts.length} (${lastAnswer(delivery)})`),
+    escapeHtml(delivery.url),
+    escapeHtml(time(delivery.createdAt)),
+  ]);
+}
+
+const HEADINGS: Record<Kind, string[]> = {
+  sessions: ['Session', 'Status', 'Amount', 'Custom reference', 'Payment reference', 'Created'],
+  'pos-payments': ['POS payment', 'Status', 'Amount', 'Terminal', 'Custom reference', 'Created'],
+  modifications: ['Reference', 'Type', 'Status', 'Amount', 'Payment', 'Created'],
+  deliveries: ['Delivery', 'Event', 'Payment', 'Status', 'Attempts (last answer)', 'URL', 'Created'],
+};
+
+function listPage(context: DashboardContext, kind: Kind, environment: Environment, query: URLSearchParams): PageParts {
+  const params: ControlListParams & { type?: string | undefined } = {
+    status: query.get('status') || undefined,
+    type: query.get('type') || undefined,
+    cursor: query.get('cursor') || undefined,
+    order: query.get('order') === 'asc' ? 'asc' : 'desc',
+    take: 25,
+  };
+  const { control } = context;
+  let rows: string[][];
+  let page: ControlPage<unknown>;
+  if (kind === 'sessions') {
+    const found = control.listSessions(environment, params);
+    [page, rows] = [found, sessionRows(environment, found.items)];
+  } else if (kind === 'pos-payments') {
+    const found = control.listPosPayments(environment, params);
+    [page, rows] = [found, posRows(environment, found.items)];
+  } else if (kind === 'modifications') {
+    const found = control.listModifications(environment, params);
+    [page, rows] = [found, modificationRows(environment, found.items)];
+  } else {
+    const found = control.listDeliveries(environment, params);
+    [page, rows] = [found, deliveryRows(environment, found.items)];
+  }
+  const title = KINDS[kind].title;
+  return {
+    title,
+    environment,
+    current: kind,
+    body: `<h1>${title}</h1>
+${filterForm(kind, environment, params)}
+${table(`${title}, ${environment === 'test' ? 'Test' : 'Live'}`, HEADINGS[kind], rows, `No ${title.toLowerCase()} match.`)}
+${pager(page, `${base(environment)}/${kind}`, query)}`,
+  };
+}
+
+function overview(context: DashboardContext, environment: Environment): PageParts {
+  const { control } = context;
+  const counts = control.counts(environment);
+  const recent = { take: 5, order: 'desc' as const };
+  const card = (kind: Kind, count: number) =>
+    `<div class="panel"><h2>${link(`${base(environment)}/${kind}`, KINDS[kind].title)}</h2><p>${count} in all</p></div>`;
+  return {
+    title: 'Overview',
+    environment,
+    current: 'overview',
+    body: `<h1>${environment === 'test' ? 'Test' : 'Live'} overview</h1>
+<div class="grid">${card('sessions', counts.sessions)}${card('pos-payments', counts.posPayments)}${card('modifications', counts.modifications)}${card('deliveries', counts.deliveries)}</div>
+<h2>Latest sessions</h2>
+${table('Latest sessions', HEADINGS.sessions, sessionRows(environment, control.listSessions(environment, recent).items), 'No session yet: create one with the SDK or the API.')}
+<h2>Latest POS payments</h2>
+${table('Latest POS payments', HEADINGS['pos-payments'], posRows(environment, control.listPosPayments(environment, recent).items), 'No POS payment yet.')}
+<h2>Latest webhook deliveries</h2>
+${table('Latest webhook deliveries', HEADINGS.deliveries, deliveryRows(environment, control.listDeliveries(environment, recent).items), 'No webhook delivery yet.')}
+<h2>Webhook URLs</h2>
+${
+  control.webhookUrls.length === 0
+    ? '<p class="muted">None: webhooks are recorded but not sent. Add one with <code>--webhook-url</code>, or below.</p>'
+    : `<ul>${control.webhookUrls.map((url) => `<li>${escapeHtml(url)} ${actionForm(context, 'remove-webhook-url', '/', [hidden('url', url)], 'Remove', 'secondary')}</li>`).join('')}</ul>`
+}
+${actionForm(
+  context,
+  'add-webhook-url',
+  environment === 'test' ? '/' : '/live',
+  [
+    '<label for="webhook-url">Webhook URL</label><input id="webhook-url" name="url" type="url" placeholder="http://127.0.0.1:3000/webhooks" size="36" required>',
+  ],
+  'Add webhook URL',
+  'secondary',
+)}
+<h2>Start over</h2>
+${actionForm(context, 'reset', '/', ['<p class="muted">Deletes every record of both environments and sets the clock back.</p>'], 'Reset all data', 'danger')}`,
+  };
+}
+
+// Record pages
+
+function fields(entries: [string, string][]): string {
+  return `<dl>${entries.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${value}</dd>`).join('')}</dl>`;
+}
+
+function attemptLine(attempt: DeliveryAttempt): string {
+  const answer = attempt.status === null ? `no answer (${attempt.error ?? 'unknown error'})` : `HTTP ${attempt.status}`;
+  return `${answer} in ${attempt.durationMs} ms`;
+}
+
+function deliveriesSection(environment: Environment, deliveries: WebhookDelivery[]): string {
+  return `<h2>Webhooks sent</h2>${table('Webhooks about this record', HEADINGS.deliveries, deliveryRows(environment, deliveries), 'No webhook about this record.')}`;
+}
+
+function timelineList(items: [number, string][]): string {
+  return `<ol class="timeline">${items
+    .sort((a, b) => a[0] - b[0])
+    .map(([at, text]) => `<li><time>${escapeHtml(time(at))}</time>: ${text}</li>`)
+    .join('')}</ol>`;
+}
+
+function deliveryEvents(environment: Environment, deliveries: WebhookDelivery[]): [number, string][] {
+  return deliveries.flatMap((delivery) =>
+    delivery.attempts.map((attempt): [number, string] => [
+      attempt.at,
+      `webhook ${link(`${base(environment)}/deliveries/${delivery.id}`, `#${delivery.id}`)} ${escapeHtml(delivery.event.event_code)} to ${escapeHtml(delivery.url)}: ${escapeHtml(attemptLine(attempt))}`,
+    ]),
+  );
+}
+
+function modificationEvents(environment: Environment, records: ModificationRecord[]): [number, string][] {
+  return records.flatMap((record): [number, string][] => [
+    [
+      record.createdAt,
+      `${escapeHtml(record.operationType)} ${link(`${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`, record.operationReference)} requested`,
+    ],
+    ...(record.resolvedAt === null
+      ? []
+      : ([[record.resolvedAt, `${escapeHtml(record.operationReference)} resolved: ${escapeHtml(record.status)}`]] as [number, string][])),
+  ]);
+}
+
+function sessionPage(
+  context: DashboardContext,
+  environment: Environment,
+  timeline: RecordTimeline<SessionRecord & { paymentUrl: string }>,
+): PageParts {
+  const session = timeline.record;
+  const here = `${base(environment)}/sessions/${encodeURIComponent(session.sessionId)}`;
+  const holders = [TEST_SUCCESS_CARDHOLDER, ...Object.keys(TEST_CARDHOLDER_NAMES)];
+  const actions =
+    session.status === 'pending'
+      ? `${actionForm(
+          context,
+          'pay',
+          here,
+          [
+            hidden('environment', environment),
+            hidden('id', session.sessionId),
+            `<label for="holder">Cardholder name</label><select id="holder" name="holderName">${holders
+              .map(
+                (name) =>
+                  `<option value="${escapeHtml(name)}">${escapeHtml(name === TEST_SUCCESS_CARDHOLDER ? `${name} (pays)` : `${name} (${TEST_CARDHOLDER_NAMES[name as keyof typeof TEST_CARDHOLDER_NAMES].description})`)}</option>`,
+              )
+              .join('')}</select>`,
+          ],
+          'Pay',
+        )}${actionForm(context, 'expire', here, [hidden('environment', environment), hidden('id', session.sessionId)], 'Expire now', 'secondary')}`
+      : session.status === 'completed'
+        ? actionForm(
+            context,
+            'emit',
+            here,
+            [hidden('environment', environment), hidden('eventCode', 'AUTHORISATION'), hidden('reference', session.sessionId)],
+            'Send AUTHORISATION again',
+            'secondary',
+          )
+        : '<p class="muted">No action: the session is finished.</p>';
+  const events: [number, string][] = [
+    [session.createdAt, 'created'],
+    ...(session.openedAt === null ? [] : ([[session.openedAt, 'payment page opened']] as [number, string][])),
+    ...session.attempts.map((attempt): [number, string] => [
+      attempt.createdAt,
+      `payment attempt ${escapeHtml(attempt.paymentReference)}: ${escapeHtml(attempt.status)}${attempt.reason ? ` (${escapeHtml(attempt.reason)})` : ''}`,
+    ]),
+    ...(session.status === 'expired' || session.status === 'cancelled'
+      ? ([[session.completedAt ?? session.openedAt ?? session.createdAt, escapeHtml(session.status)]] as [number, string][])
+      : []),
+    ...modificationEvents(environment, timeline.modifications),
+    ...deliveryEvents(environment, timeline.deliveries),
+  ];
+  return {
+    title: `Session ${session.sessionId}`,
+    environment,
+    current: 'sessions',
+    body: `<h1>Session ${escapeHtml(session.sessionId)}</h1>
+${fields([
+  ['Status', status(session.status)],
+  ['Amount', escapeHtml(money(session.amount))],
+  ['Payment reference', escapeHtml(session.paymentReference ?? '')],
+  ['Custom reference', escapeHtml(session.customReference ?? '')],
+  ['Description', escapeHtml(session.description ?? '')],
+  ['Pre-authorisation', session.isPreAuth ? 'yes' : 'no'],
+  ['Payment page', session.status === 'pending' ? link(session.paymentUrl, 'Open the payment page') : 'closed'],
+  ['urlOk', escapeHtml(session.urlOk)],
+  ['urlKo', escapeHtml(session.urlKo)],
+  ['Locale, country', escapeHtml(`${session.shopperLocale}, ${session.countryCode}`)],
+])}
+<h2>Actions</h2>${actions}
+<h2>Timeline</h2>${timelineList(events)}
+<h2>Modifications</h2>${table('Modifications of this session', HEADINGS.modifications, modificationRows(environment, timeline.modifications), 'No modification.')}
+${deliveriesSection(environment, timeline.deliveries)}`,
+  };
+}
+
+function posPage(context: DashboardContext, environment: Environment, timeline: RecordTimeline<PosRecord>): PageParts {
+  const payment = timeline.record;
+  const here = `${base(environment)}/pos-payments/${encodeURIComponent(payment.posPaymentId)}`;
+  const target = [hidden('environment', environment), hidden('id', payment.posPaymentId)];
+  const actions =
+    payment.status === 'pending' || payment.status === 'timeout'
+      ? `${actionForm(context, 'resolve', here, [...target, hidden('outcome', 'success')], 'Resolve as success')}${actionForm(
+          context,
+          'resolve',
+          here,
+          [...target, hidden('outcome', 'failed')],
+          'Resolve as failed',
+          'secondary',
+        )}`
+      : actionForm(
+          context,
+          'emit',
+          here,
+          [hidden('environment', environment), hidden('eventCode', 'AUTHORISATION'), hidden('reference', payment.posPaymentId)],
+          'Send AUTHORISATION again',
+          'secondary',
+        );
+  return {
+    title: `POS payment ${payment.posPaymentId}`,
+    environment,
+    current: 'pos-payments',
+    body: `<h1>POS payment ${escapeHtml(payment.posPaymentId)}</h1>
+${fields([
+  ['Status', status(payment.status)],
+  ['Amount', escapeHtml(money(payment.amount))],
+  ['Terminal', escapeHtml(payment.poiId)],
+  ['PSP reference', escapeHtml(payment.pspReference ?? '')],
+  ['Message', escapeHtml(payment.errorMessage ?? '')],
+  ['Custom reference', escapeHtml(payment.customReference ?? '')],
+])}
+<h2>Actions</h2>${actions}
+<h2>Timeline</h2>${timelineList([
+      [payment.createdAt, 'sent to the terminal'],
+      ...modificationEvents(environment, timeline.modifications),
+      ...deliveryEvents(environment, timeline.deliveries),
+    ])}
+<h2>Modifications</h2>${table('Modifications of this payment', HEADINGS.modifications, modificationRows(environment, timeline.modifications), 'No modification.')}
+${deliveriesSection(environment, timeline.deliveries)}`,
+  };
+}
+
+function ownerLink(context: DashboardContext, environment: Environment, paymentReference: string): string {
+  const owner = context.control.paymentOwner(environment, paymentReference);
+  if (!owner) return escapeHtml(paymentReference);
+  return link(
+    `${base(environment)}/${owner.kind === 'session' ? 'sessions' : 'pos-payments'}/${encodeURIComponent(owner.id)}`,
+    paymentReference,
+  );
+}
+
+function modificationPage(context: DashboardContext, environment: Environment, timeline: RecordTimeline<ModificationRecord>): PageParts {
+  const record = timeline.record;
+  const here = `${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`;
+  const actions =
+    record.operationType === 'refund' && record.status === 'success'
+      ? actionForm(
+          context,
+          'emit',
+          here,
+          [hidden('environment', environment), hidden('eventCode', 'REFUND'), hidden('reference', record.operationReference)],
+          'Send REFUND again',
+          'secondary',
+        )
+      : '<p class="muted">No action.</p>';
+  return {
+    title: `Modification ${record.operationReference}`,
+    environment,
+    current: 'modifications',
+    body: `<h1>${escapeHtml(record.operationType)} ${escapeHtml(record.operationReference)}</h1>
+${fields([
+  ['Status', status(record.status)],
+  ['Payment', ownerLink(context, environment, record.paymentReference)],
+  ['Amount', escapeHtml(money(record.amount))],
+  ['Reason', escapeHtml(record.reason ?? '')],
+])}
+<h2>Actions</h2>${actions}
+<h2>Timeline</h2>${timelineList([...modificationEvents(environment, [record]), ...deliveryEvents(environment, timeline.deliveries)])}
+${deliveriesSection(environment, timeline.deliveries)}`,
+  };
+}
+
+function deliveryPage(context: DashboardContext, environment: Environment, delivery: WebhookDelivery): PageParts {
+  const here = `${base(environment)}/deliveries/${delivery.id}`;
+  const reference = delivery.event.data.paymentReference;
+  const rows = delivery.attempts.map((attempt, index) => [
+    String(index + 1),
+    escapeHtml(time(attempt.at)),
+    escapeHtml(attempt.status === null ? 'no answer' : `HTTP ${attempt.status}`),
+    escapeHtml(`${attempt.durationMs} ms`),
+    attempt.error
+      ? escapeHtml(attempt.error)
+      : attempt.responseBody
+        ? `<pre>${escapeHtml(attempt.responseBody)}</pre>`
+        : '<span class="muted">empty</span>',
+  ]);
+  return {
+    title: `Webhook delivery #${delivery.id}`,
+    environment,
+    current: 'deliveries',
+    body: `<h1>Webhook delivery #${delivery.id}</h1>
+${fields([
+  ['Status', status(deliveryStatus(delivery))],
+  ['Event', escapeHtml(delivery.event.event_code)],
+  ['Payment', typeof reference === 'string' ? ownerLink(context, environment, reference) : ''],
+  ['URL', escapeHtml(delivery.url)],
+  ['Created', escapeHtml(time(delivery.createdAt))],
+  ...(delivery.resendOf
+    ? ([['Resends', link(`${base(environment)}/deliveries/${delivery.resendOf}`, `#${delivery.resendOf}`)]] as [string, string][])
+    : []),
+])}
+<h2>Actions</h2>${actionForm(context, 'resend', here, [hidden('environment', environment), hidden('id', String(delivery.id))], 'Resend', 'secondary')}
+<h2>Attempts</h2>${table('Attempts, with the first 2 KB of each answer', ['#', 'At', 'Answer', 'Took', 'Body or error'], rows, 'No attempt yet.')}
+<h2>Body sent</h2><pre>${escapeHtml(JSON.stringify(delivery.event, null, 2))}</pre>`,
+  };
+}
+
+function referencePage(): PageParts {
+  const holders = Object.entries(TEST_CARDHOLDER_NAMES).map(([name, outcome]) => [
+    `<code>${escapeHtml(name)}</code>`,
+    escapeHtml(outcome.result === 'error' ? 'processor error' : 'declined'),
+    escapeHtml(outcome.description),
+  ]);
+  holders.push([`any other name, for example <code>${escapeHtml(TEST_SUCCESS_CARDHOLDER)}</code>`, 'paid', 'authorised']);
+  const terminals = TEST_TERMINALS.map((terminal) => [
+    `<code>${escapeHtml(terminal.poiId)}</code>`,
+    escapeHtml(terminal.name),
+    escapeHtml(terminal.model),
+    terminal.online ? 'online' : 'offline: 502 / 13004',
+  ]);
+  const endings = [
+    ['any other ending', '200, status success'],
+    [`…${POS_TEST_ENDINGS.failed}`, '200, status failed (declined)'],
+    [`…${POS_TEST_ENDINGS.timeout}`, '200, status timeout; completes later with a webhook'],
+    [`…${POS_TEST_ENDINGS.busy}`, '409 / 13005, terminal busy'],
+  ];
+  const cards = Object.values(TEST_CARDS).map((card) => [
+    escapeHtml(card.brand),
+    `<code>${card.number}</code>`,
+    card.cvc,
+    `${card.expiryMonth}/${card.expiryYear}`,
+  ]);
+  return {
+    title: 'Test-mode reference',
+    environment: undefined,
+    current: 'reference',
+    body: `<h1>Test-mode reference</h1>
+<h2>Cardholder names on the payment page</h2>${table('Cardholder names and their outcomes', ['Name', 'Outcome', 'Meaning'], holders, '')}
+<h2>Terminals</h2>${table('Test terminals', ['poiId', 'Name', 'Model', 'State'], terminals, '')}
+<h2>POS amount endings</h2>${table('POS outcomes by the last two digits of the amount in cents', ['Amount ends in', 'Answer'], endings, '')}
+<h2>Test cards</h2>${table('Luhn-valid test cards', ['Brand', 'Number', 'CVC', 'Expiry'], cards, '')}`,
+  };
+}
+
+// Serving
+
+function nonce(): string {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return btoa(String.fromCharCode(...bytes));
+}
+
+function render(context: DashboardContext, parts: PageParts, status = 200): Response {
+  const value = nonce();
+  return htmlResponse(status, layout(context, parts, value), securityHeaders(value));
+}
+
+function notFoundPage(context: DashboardContext, what: string): Response {
+  return render(
+    context,
+    {
+      title: 'Not found',
+      environment: undefined,
+      current: 'overview',
+      body: `<h1>Not found</h1><p>${escapeHtml(what)}</p><p>${link('/', 'Back to the overview')}</p>`,
+    },
+    404,
+  );
+}
+
+const RECORD_PATH = /^\/(test|live)\/(sessions|pos-payments|modifications|deliveries)(?:\/([^/]+))?$/;
+
+function decoded(param: string): string | undefined {
+  try {
+    return decodeURIComponent(param);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Serves the dashboard's pages, its live stream and its form actions; `undefined` for any other path. */
+export async function handleDashboard(request: Request, url: URL, context: DashboardContext): Promise<Response | undefined> {
+  const path = url.pathname;
+  if (path === DASHBOARD_EVENTS_PATH) return request.method === 'GET' ? events(context, request) : methodNotAllowed('GET');
+  const action = ACTION_PATH.exec(path);
+  if (action) return request.method === 'POST' ? act(context, request, action[1] ?? '') : methodNotAllowed('POST');
+  const isPage = path === '/' || path === '/live' || path === '/reference' || RECORD_PATH.test(path);
+  if (!isPage) return undefined;
+  if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET');
+  const notice = url.searchParams.get('notice') ?? undefined;
+  const problem = url.searchParams.get('problem') ?? undefined;
+  const withMessages = (parts: PageParts): PageParts => ({ ...parts, notice, problem });
+  if (path === '/' || path === '/live') return render(context, withMessages(overview(context, path === '/' ? 'test' : 'live')));
+  if (path === '/reference') return render(context, withMessages(referencePage()));
+  const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
+  const environment = environmentName as Environment;
+  const kind = kindName as Kind;
+  if (idParam === undefined) {
+    try {
+      return render(context, withMessages(listPage(context, kind, environment, url.searchParams)));
+    } catch (error) {
+      if (error instanceof ServiceFailure)
+        return render(
+          context,
+          withMessages({ ...listPage(context, kind, environment, new URLSearchParams()), problem: error.message }),
+          400,
+        );
+      throw error;
+    }
+  }
+  const id = decoded(idParam);
+  try {
+    if (id === undefined) throw new ServiceFailure(404, 0, 'No such record');
+    const { control } = context;
+    if (kind === 'sessions') return render(context, withMessages(sessionPage(context, environment, control.session(environment, id))));
+    if (kind === 'pos-payments') return render(context, withMessages(posPage(context, environment, control.posPayment(environment, id))));
+    if (kind === 'modifications')
+      return render(context, withMessages(modificationPage(context, environment, control.modification(environment, id))));
+    if (!/^\d{1,15}$/.test(id)) throw new ServiceFailure(404, 0, 'No such delivery');
+    return render(context, withMessages(deliveryPage(context, environment, control.delivery(environment, Number(id)))));
+  } catch (error) {
+    if (error instanceof ServiceFailure && error.status === 404)
+      return notFoundPage(context, `No ${kind.replace('-', ' ')} ${id ?? idParam} in ${environment === 'test' ? 'Test' : 'Live'}.`);
+    throw error;
+  }
+}
+
+function methodNotAllowed(allow: string): Response {
+  return new Response('Method not allowed', { status: 405, headers: { allow, 'content-type': 'text/plain; charset=utf-8' } });
+}
+
+function environmentOf(form: URLSearchParams): Environment {
+  const value = form.get('environment');
+  if (value !== 'test' && value !== 'live') throw new ServiceFailure(400, 12001, 'environment must be test or live');
+  return value;
+}
+
+/** Runs a form action and sends the browser back with what happened (303, so a reload does not repeat it). */
+async function act(context: DashboardContext, request: Request, action: string): Promise<Response> {
+  const form = new URLSearchParams(await readText(request, context.maxBodyBytes));
+  // A page of another site cannot know the token: it cannot make a developer's browser act here.
+  if (form.get('token') !== context.formToken)
+    return new Response('Stale or foreign form: reload the dashboard and try again', {
+      status: 403,
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+    });
+  const requested = form.get('returnTo') ?? '/';
+  const returnTo = requested.startsWith('/') && !requested.startsWith('//') ? requested : '/';
+  const back = (kind: 'notice' | 'problem', message: string) => {
+    const target = new URL(returnTo, 'http://dashboard.invalid');
+    target.searchParams.delete('notice');
+    target.searchParams.delete('problem');
+    target.searchParams.set(kind, message);
+    return new Response(null, { status: 303, headers: { location: `${target.pathname}${target.search}` } });
+  };
+  const { control } = context;
+  try {
+    const id = form.get('id') ?? '';
+    switch (action) {
+      case 'pay': {
+        const session = await control.paySession(environmentOf(form), id, { holderName: form.get('holderName') ?? undefined });
+        return back('notice', `Session ${session.sessionId} is now ${session.status}.`);
+      }
+      case 'expire':
+        control.expireSession(environmentOf(form), id);
+        return back('notice', `Session ${id} expired.`);
+      case 'resolve': {
+        const payment = await control.resolvePosPayment(environmentOf(form), id, form.get('outcome') as 'success' | 'failed');
+        return back('notice', `POS payment ${payment.posPaymentId} is now ${payment.status}.`);
+      }
+      case 'resend': {
+        const delivery = await control.resendDelivery(environmentOf(form), Number(id));
+        return back('notice', `Resent as delivery #${delivery.id}: ${lastAnswer(delivery)}.`);
+      }
+      case 'emit': {
+        const deliveries = await control.emitEvent(environmentOf(form), form.get('eventCode') ?? '', form.get('reference') ?? '');
+        return back(
+          'notice',
+          deliveries.length === 0
+            ? 'Event recorded, but no webhook URL is set: nothing was sent.'
+            : `Sent: ${deliveries.map((delivery) => `#${delivery.id} ${lastAnswer(delivery)}`).join(', ')}.`,
+        );
+      }
+      case 'advance': {
+        const ms = parseDuration(form.get('duration')?.trim() ?? '');
+        if (ms === undefined) return back('problem', 'Give a duration such as 90s, 5m, 1h30m or PT5M.');
+        const clock = await control.advanceClock(ms);
+        return back('notice', `The clock moved ahead by ${duration(ms)}; it is now ${time(clock.epochMs)}.`);
+      }
+      case 'reset':
+        await control.reset();
+        return back('notice', 'All data was deleted and the clock set back.');
+      case 'add-webhook-url':
+        control.addWebhookUrl(form.get('url') ?? '');
+        return back('notice', `Webhooks now also go to ${form.get('url')}.`);
+      case 'remove-webhook-url':
+        control.removeWebhookUrl(form.get('url') ?? '');
+        return back('notice', `Webhooks no longer go to ${form.get('url')}.`);
+      default:
+        return new Response('Unknown action', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+    }
+  } catch (error) {
+    if (error instanceof ServiceFailure) return back('problem', error.message);
+    throw error;
+  }
+}
+
+/** Server-Sent Events: `change` after each change of the state (at most every 200 ms), a comment every 15 s. */
+function events(context: DashboardContext, request: Request): Response {
+  const encoder = new TextEncoder();
+  let stop = () => {};
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const send = (text: string) => {
+        try {
+          controller.enqueue(encoder.encode(text));
+        } catch {
+          stop();
+        }
+      };
+      const unwatch = context.control.watch(() => {
+        timer ??= setTimeout(() => {
+          timer = undefined;
+          send(`event: change\ndata: ${Date.now()}\n\n`);
+        }, 200);
+      });
+      const heartbeat = setInterval(() => send(': still here\n\n'), 15_000);
+      (heartbeat as { unref?: () => void }).unref?.();
+      stop = () => {
+        unwatch();
+        clearInterval(heartbeat);
+        if (timer) clearTimeout(timer);
+      };
+      request.signal.addEventListener('abort', () => {
+        stop();
+        try {
+          controller.close();
+        } catch {
+          // already closed
+        }
+      });
+      send('retry: 2000\n\n');
+    },
+    cancel() {
+      stop();
+    },
+  });
+  return new Response(stream, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store' } });
+}

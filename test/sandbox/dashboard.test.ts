@@ -1,0 +1,242 @@
+/**
+ * The dashboard over real HTTP on 127.0.0.1, without a browser: every page answers HTML with the
+ * security headers and links only to the sandbox itself; the forms work without JavaScript (303
+ * back with a message) and refuse a post without the page's token; Test and Live stay apart; the
+ * live stream sends `change` after a change. Chromium, axe and the keyboard: dashboard.browser.test.ts.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/index.js';
+import { paidSession, type Receiver, type Started, sessionParams, startReceiver, startSandbox } from './support.js';
+
+const opened: Sandbox[] = [];
+const receivers: Receiver[] = [];
+async function start(options: Parameters<typeof startSandbox>[0] = {}): Promise<Started> {
+  const started = await startSandbox(options);
+  opened.push(started.sandbox);
+  return started;
+}
+afterAll(async () => {
+  await Promise.all(opened.map((sandbox) => sandbox.close()));
+  await Promise.all(receivers.map((receiver) => receiver.close()));
+});
+
+async function page(sandbox: Sandbox, path: string): Promise<{ status: number; headers: Headers; html: string }> {
+  const response = await fetch(`${sandbox.baseUrl}${path}`, { redirect: 'manual' });
+  return { status: response.status, headers: response.headers, html: await response.text() };
+}
+
+/** Posts a dashboard form as a browser without JavaScript would, with the token of the page `from`. */
+async function post(sandbox: Sandbox, action: string, fields: Record<string, string>, from = '/'): Promise<Response> {
+  const token = /name="token" value="([^"]+)"/.exec((await page(sandbox, from)).html)?.[1] ?? '';
+  return fetch(`${sandbox.baseUrl}/_dashboard/actions/${action}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token, ...fields }).toString(),
+    redirect: 'manual',
+  });
+}
+
+function expectSecurityHeaders(headers: Headers, html: string): void {
+  const csp = headers.get('content-security-policy') ?? '';
+  const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
+  expect(nonce).toEqual(expect.any(String));
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(csp).toContain("default-src 'none'");
+  expect(csp).not.toContain('unsafe-inline');
+  expect(headers.get('x-frame-options')).toBe('DENY');
+  expect(headers.get('referrer-policy')).toBe('no-referrer');
+  expect(headers.get('x-content-type-options')).toBe('nosniff');
+  expect(headers.get('content-type')).toBe('text/html; charset=utf-8');
+  // Every script and style carries this answer's nonce.
+  for (const tag of html.match(/<(script|style)\b[^>]*>/g) ?? []) expect(tag).toContain(`nonce="${nonce}"`);
+}
+
+describe('dashboard pages', () => {
+  it('serves every page with the security headers, linking only to the sandbox itself', async () => {
+    const hook = await startReceiver();
+    receivers.push(hook);
+    const { sandbox, test } = await start({ webhookUrls: [hook.url], modificationResolveMs: 0 });
+    const paid = await paidSession(test);
+    const refund = await test.modifications.refund({ paymentReference: paid.paymentReference, amount: { value: 100, currency: 'EUR' } });
+    const pos = await test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1500, currency: 'EUR' } });
+    await sandbox.webhooksSettled();
+    const [delivery] = sandbox.records.deliveries();
+    const paths = [
+      '/',
+      '/live',
+      '/reference',
+      '/test/sessions',
+      '/test/sessions?status=completed&order=asc',
+      `/test/sessions/${paid.sessionId}`,
+      '/test/pos-payments',
+      `/test/pos-payments/${pos.posPaymentId}`,
+      '/test/modifications?type=refund',
+      `/test/modifications/${refund.refundReference}`,
+      '/test/deliveries',
+      `/test/deliveries/${delivery?.id}`,
+      '/live/sessions',
+    ];
+    for (const path of paths) {
+      const answer = await page(sandbox, path);
+      expect(answer.status, path).toBe(200);
+      expectSecurityHeaders(answer.headers, answer.html);
+      for (const [, target] of answer.html.matchAll(/\b(?:href|src|action)="([^"]*)"/g)) {
+        const absolute = new URL(target ?? '', sandbox.baseUrl);
+        expect(absolute.origin === new URL(sandbox.baseUrl).origin || absolute.protocol === 'data:', `${path} links to ${target}`).toBe(
+          true,
+        );
+      }
+    }
+    const session = await page(sandbox, `/test/sessions/${paid.sessionId}`);
+    expect(session.html).toContain(paid.paymentReference);
+    expect(session.html).toContain(refund.refundReference);
+    expect(session.html).toContain(`/test/deliveries/${delivery?.id}`);
+    const deliveryPage = await page(sandbox, `/test/deliveries/${delivery?.id}`);
+    expect(deliveryPage.html).toContain('HTTP 200');
+    expect(deliveryPage.html).toContain('<pre>ok</pre>');
+  });
+
+  it('answers 404 pages with the same headers for unknown records, and leaves other paths to the service', async () => {
+    const { sandbox } = await start();
+    for (const path of ['/test/sessions/NOPE', '/live/deliveries/12', '/test/deliveries/abc', '/test/sessions/%E0%A4%A']) {
+      const answer = await page(sandbox, path);
+      expect(answer.status, path).toBe(404);
+      expectSecurityHeaders(answer.headers, answer.html);
+    }
+    const other = await page(sandbox, '/nothing-here');
+    expect(other.status).toBe(404);
+    expect(JSON.parse(other.html)).toMatchObject({ success: false, error: { code: 19404 } });
+    expect((await fetch(`${sandbox.baseUrl}/test/sessions`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('keeps Test and Live apart: each list shows its own environment, under its own banner', async () => {
+    const { sandbox, test, live } = await start();
+    const inTest = await test.sessions.create({ ...sessionParams, customReference: 'only-test' });
+    const inLive = await live.sessions.create({ ...sessionParams, customReference: 'only-live' });
+    const testList = (await page(sandbox, '/test/sessions')).html;
+    const liveList = (await page(sandbox, '/live/sessions')).html;
+    expect(testList).toContain(inTest.sessionId);
+    expect(testList).not.toContain(inLive.sessionId);
+    expect(liveList).toContain(inLive.sessionId);
+    expect(liveList).not.toContain(inTest.sessionId);
+    expect(testList).toMatch(/class="env test"[^>]*>Test data/);
+    expect(liveList).toMatch(/class="env live"[^>]*>Live data/);
+    expect((await page(sandbox, `/test/sessions/${inLive.sessionId}`)).status).toBe(404);
+  });
+
+  it('pages a long list 25 at a time with a next-page link', async () => {
+    const { sandbox, test } = await start();
+    for (let index = 0; index < 27; index++) await test.sessions.create({ ...sessionParams, customReference: `n-${index}` });
+    const first = (await page(sandbox, '/test/sessions')).html;
+    expect(first.match(/\/test\/sessions\/[^"]+"/g)).toHaveLength(25);
+    const next = /href="(\/test\/sessions\?[^"]*cursor=[^"]+)">Next page/.exec(first)?.[1]?.replaceAll('&amp;', '&');
+    const second = (await page(sandbox, next ?? '')).html;
+    expect(second.match(/\/test\/sessions\/[^"]+"/g)).toHaveLength(2);
+    expect(second).toContain('>n-0<');
+    expect(second).toContain('First page');
+  });
+});
+
+describe('dashboard actions without JavaScript', () => {
+  it('expires, pays, resolves, resends, emits and advances, each sending the browser back with what happened', async () => {
+    const hook = await startReceiver({ failFirst: 1 });
+    receivers.push(hook);
+    const { sandbox, test } = await start({ webhookUrls: [hook.url], webhookRetry: { attempts: 1 }, posTimeoutResolveMs: 600_000 });
+    const toExpire = await test.sessions.create({ ...sessionParams });
+    const here = `/test/sessions/${toExpire.sessionId}`;
+    const expired = await post(sandbox, 'expire', { environment: 'test', id: toExpire.sessionId, returnTo: here }, here);
+    expect(expired.status).toBe(303);
+    const location = expired.headers.get('location') ?? '';
+    expect(location.startsWith(`${here}?notice=`)).toBe(true);
+    expect((await test.sessions.retrieve(toExpire.sessionId)).status).toBe('expired');
+    expect((await page(sandbox, location)).html).toContain(`Session ${toExpire.sessionId} expired.`);
+
+    const toPay = await test.sessions.create({ ...sessionParams });
+    const paid = await post(sandbox, 'pay', { environment: 'test', id: toPay.sessionId, holderName: 'Jane Tester', returnTo: '/' });
+    expect(decodeURIComponent(paid.headers.get('location') ?? '').replaceAll('+', ' ')).toContain('is now completed');
+    // The first delivery failed (the receiver fails its first) and was not retried: resend it.
+    const [failed] = sandbox.records.deliveries();
+    expect(failed?.attempts.map((attempt) => attempt.status)).toEqual([500]);
+    const resent = await post(sandbox, 'resend', { environment: 'test', id: String(failed?.id), returnTo: '/' });
+    expect(decodeURIComponent(resent.headers.get('location') ?? '').replaceAll('+', ' ')).toContain('Resent as delivery #2: HTTP 200');
+    const emitted = await post(sandbox, 'emit', {
+      environment: 'test',
+      eventCode: 'AUTHORISATION',
+      reference: toPay.sessionId,
+      returnTo: '/',
+    });
+    expect(decodeURIComponent(emitted.headers.get('location') ?? '').replaceAll('+', ' ')).toContain('Sent: #3 HTTP 200');
+
+    const timedOut = await test.pos.createPayment(
+      { poiId: 'V400m-TEST-000001', amount: { value: 1099, currency: 'EUR' } },
+      { recover: false },
+    );
+    await post(sandbox, 'resolve', { environment: 'test', id: timedOut.posPaymentId, outcome: 'success', returnTo: '/' });
+    expect(sandbox.records.posPayment(timedOut.posPaymentId)?.status).toBe('success');
+
+    const advanced = await post(sandbox, 'advance', { duration: '1h30m' });
+    expect(sandbox.control.clock().offsetMs).toBe(5_400_000);
+    expect(decodeURIComponent(advanced.headers.get('location') ?? '').replaceAll('+', ' ')).toContain('moved ahead by 1 h 30 min');
+    const bad = await post(sandbox, 'advance', { duration: 'soon' });
+    expect(bad.headers.get('location')).toMatch(/^\/\?problem=/);
+
+    const problem = await post(sandbox, 'pay', { environment: 'test', id: toPay.sessionId, returnTo: here });
+    expect(decodeURIComponent(problem.headers.get('location') ?? '').replaceAll('+', ' ')).toContain('only a pending session can be paid');
+    const shown = await page(sandbox, problem.headers.get('location') ?? '');
+    expect(shown.html).toMatch(/class="problem" role="alert">[^<]*only a pending session can be paid/);
+
+    await post(sandbox, 'reset', { returnTo: 'https://elsewhere.example/' }).then((answer) =>
+      expect(answer.headers.get('location')).toMatch(/^\/\?notice=/),
+    );
+    expect(sandbox.records.counts().sessions).toBe(0);
+  });
+
+  it('refuses a form posted without the page token (a page elsewhere cannot act here), changing nothing', async () => {
+    const { sandbox, test } = await start();
+    const session = await test.sessions.create({ ...sessionParams });
+    const forged = await fetch(`${sandbox.baseUrl}/_dashboard/actions/expire`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: 'guess', environment: 'test', id: session.sessionId }).toString(),
+      redirect: 'manual',
+    });
+    expect(forged.status).toBe(403);
+    expect((await test.sessions.retrieve(session.sessionId)).status).toBe('pending');
+    expect((await fetch(`${sandbox.baseUrl}/_dashboard/actions/expire`)).status).toBe(405);
+  });
+
+  it('adds and removes a webhook URL from the overview', async () => {
+    const { sandbox } = await start();
+    await post(sandbox, 'add-webhook-url', { url: 'http://127.0.0.1:3000/webhooks', returnTo: '/' });
+    expect(sandbox.webhookUrls).toEqual(['http://127.0.0.1:3000/webhooks']);
+    expect((await page(sandbox, '/')).html).toContain('http://127.0.0.1:3000/webhooks');
+    await post(sandbox, 'remove-webhook-url', { url: 'http://127.0.0.1:3000/webhooks', returnTo: '/' });
+    expect(sandbox.webhookUrls).toEqual([]);
+  });
+});
+
+describe('dashboard live stream', () => {
+  it('sends a change event after the state changes, and stops when the client leaves', async () => {
+    const { sandbox, test } = await start();
+    const aborter = new AbortController();
+    const response = await fetch(`${sandbox.baseUrl}/_dashboard/events`, { signal: aborter.signal });
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const until = async (pattern: RegExp) => {
+      const deadline = Date.now() + 3_000;
+      while (!pattern.test(text) && Date.now() < deadline) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+    };
+    await until(/retry: 2000/);
+    await test.sessions.create({ ...sessionParams });
+    await until(/event: change/);
+    expect(text).toMatch(/event: change\ndata: \d+\n\n/);
+    aborter.abort();
+    await reader.cancel().catch(() => undefined);
+  });
+});
