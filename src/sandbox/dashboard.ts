@@ -57,6 +57,7 @@ pre{background:#f0f2f5;padding:.5rem;overflow-x:auto;white-space:pre-wrap;overfl
 .status{display:inline-block;padding:0 .4rem;border-radius:.25rem;background:#eef0f3;font-size:.85rem;font-weight:600}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.75rem}.muted{color:var(--muted)}
 ol.timeline{padding-left:1.2rem}ol.timeline li{margin:.3rem 0}.pager{display:flex;gap:1rem;margin:.75rem 0}
+.clock{display:flex;flex-wrap:wrap;gap:.25rem 1.5rem;align-items:center}.clock h2{margin:0;font-size:1rem}.clock p{margin:0}.clock form.inline{margin:0}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`;
 
 /**
@@ -144,13 +145,13 @@ ${navItem('/reference', 'Test-mode reference', 'reference')}
 </header>
 ${envBar}
 <main>
-<section class="panel" aria-labelledby="clock-title">
+<section class="panel clock" aria-labelledby="clock-title">
 <h2 id="clock-title">Sandbox clock</h2>
 <p>${escapeHtml(time(clock.epochMs))}${clock.offsetMs > 0 ? ` <span class="muted">(${escapeHtml(duration(clock.offsetMs))} ahead of real time)</span>` : ''}</p>
 ${actionForm(context, 'advance', '', [
   `<label for="advance-by">Advance by</label><input id="advance-by" name="duration" value="5m" size="8" aria-describedby="advance-help">`,
 ])}
-<p id="advance-help" class="muted">A duration: 90s, 5m, 1h30m or PT5M. Expiry, POS answers, refunds resolving and webhook retries happen as if that time had passed.</p>
+<p id="advance-help" class="muted">90s, 5m, 1h30m or PT5M: expiry, POS answers, refunds and webhook retries happen as if that time had passed.</p>
 </section>
 ${parts.notice ? `<p class="notice" role="status">${escapeHtml(parts.notice)}</p>` : ''}
 ${parts.problem ? `<p class="problem" role="alert">${escapeHtml(parts.problem)}</p>` : ''}
