@@ -32,6 +32,9 @@ const KINDS = {
 } as const;
 type Kind = keyof typeof KINDS;
 
+/** Asks for the live region's content alone: parsing a whole page would meet its other nonce. */
+const LIVE_HEADER = 'x-dashboard-live';
+
 /** Where the live view listens. */
 export const DASHBOARD_EVENTS_PATH = '/_dashboard/events';
 const ACTION_PATH = /^\/_dashboard\/actions\/([a-z-]+)$/;
@@ -46,8 +49,8 @@ nav a[aria-current=page]{font-weight:700;color:var(--ink)}
 .env a{margin-left:1rem}main{padding:1rem;max-width:72rem;margin:0 auto}h1{font-size:1.4rem;margin:.5rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--line)}caption{text-align:left;font-weight:600;padding:.4rem 0}
 th,td{text-align:left;padding:.4rem .55rem;border-bottom:1px solid var(--line);vertical-align:top}th{background:#eef0f3}
-.scroll{overflow-x:auto}form.inline{display:inline-flex;flex-wrap:wrap;gap:.4rem;align-items:end;margin:.25rem .75rem .25rem 0}
-label{font-weight:600;display:block;font-size:.9rem}input,select{font:inherit;padding:.35rem .45rem;border:1px solid #8a8f98;border-radius:.3rem;background:#fff}
+.scroll{overflow-x:auto}form.inline{display:inline-flex;flex-wrap:wrap;gap:.4rem;align-items:end;margin:.25rem .75rem .25rem 0;max-width:100%}form.inline>div{max-width:100%}
+label{font-weight:600;display:block;font-size:.9rem}input,select{max-width:100%;font:inherit;padding:.35rem .45rem;border:1px solid #8a8f98;border-radius:.3rem;background:#fff}
 button{font:inherit;padding:.4rem .85rem;border-radius:.3rem;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
 button.secondary{background:#fff;color:var(--accent)}button.danger{background:#b42318;border-color:#b42318}
 .panel{background:#fff;border:1px solid var(--line);border-radius:.4rem;padding:.75rem 1rem;margin:.75rem 0}
@@ -73,9 +76,9 @@ const LIVE_SCRIPT = `(() => {
     if (busy || region.contains(document.activeElement) && document.activeElement.closest('form')) return;
     busy = true;
     try {
-      const response = await fetch(location.href, { headers: { accept: 'text/html' } });
-      const next = new DOMParser().parseFromString(await response.text(), 'text/html').getElementById('live');
-      if (next && next.innerHTML !== region.innerHTML) { region.innerHTML = next.innerHTML; announce.textContent = 'Updated ' + new Date().toLocaleTimeString(); }
+      const response = await fetch(location.href, { headers: { '${LIVE_HEADER}': '1' } });
+      const html = await response.text();
+      if (response.ok && html !== region.innerHTML) { region.innerHTML = html; announce.textContent = 'Updated ' + new Date().toLocaleTimeString(); }
     } finally { busy = false; }
   };
   new EventSource('${DASHBOARD_EVENTS_PATH}').addEventListener('change', refresh);
@@ -194,7 +197,7 @@ function actionForm(
 ): string {
   return `<form class="inline" method="post" action="/_dashboard/actions/${action}">
 <input type="hidden" name="token" value="${escapeHtml(context.formToken)}">${returnTo ? `<input type="hidden" name="returnTo" value="${escapeHtml(returnTo)}">` : ''}
-${fields.map((field) => `<div>${field}</div>`).join('\n')}
+${fields.map((field) => (field.startsWith('<input type="hidden"') ? field : `<div>${field}</div>`)).join('\n')}
 <button type="submit"${style ? ` class="${style}"` : ''}>${escapeHtml(button)}</button>
 </form>`;
 }
@@ -657,9 +660,9 @@ function nonce(): string {
   return btoa(String.fromCharCode(...bytes));
 }
 
-function render(context: DashboardContext, parts: PageParts, status = 200): Response {
+function render(context: DashboardContext, parts: PageParts, status = 200, liveOnly = false): Response {
   const value = nonce();
-  return htmlResponse(status, layout(context, parts, value), securityHeaders(value));
+  return htmlResponse(status, liveOnly ? `\n${parts.body}\n` : layout(context, parts, value), securityHeaders(value));
 }
 
 function notFoundPage(context: DashboardContext, what: string): Response {
@@ -696,21 +699,23 @@ export async function handleDashboard(request: Request, url: URL, context: Dashb
   if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET');
   const notice = url.searchParams.get('notice') ?? undefined;
   const problem = url.searchParams.get('problem') ?? undefined;
-  const withMessages = (parts: PageParts): PageParts => ({ ...parts, notice, problem });
-  if (path === '/' || path === '/live') return render(context, withMessages(overview(context, path === '/' ? 'test' : 'live')));
-  if (path === '/reference') return render(context, withMessages(referencePage()));
+  const liveOnly = request.headers.get(LIVE_HEADER) === '1';
+  const show = (parts: PageParts, status = 200) => render(context, { ...parts, notice, problem }, status, liveOnly);
+  if (path === '/' || path === '/live') return show(overview(context, path === '/' ? 'test' : 'live'));
+  if (path === '/reference') return show(referencePage());
   const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
   const environment = environmentName as Environment;
   const kind = kindName as Kind;
   if (idParam === undefined) {
     try {
-      return render(context, withMessages(listPage(context, kind, environment, url.searchParams)));
+      return show(listPage(context, kind, environment, url.searchParams));
     } catch (error) {
       if (error instanceof ServiceFailure)
         return render(
           context,
-          withMessages({ ...listPage(context, kind, environment, new URLSearchParams()), problem: error.message }),
+          { ...listPage(context, kind, environment, new URLSearchParams()), notice, problem: error.message },
           400,
+          liveOnly,
         );
       throw error;
     }
@@ -719,12 +724,11 @@ export async function handleDashboard(request: Request, url: URL, context: Dashb
   try {
     if (id === undefined) throw new ServiceFailure(404, 0, 'No such record');
     const { control } = context;
-    if (kind === 'sessions') return render(context, withMessages(sessionPage(context, environment, control.session(environment, id))));
-    if (kind === 'pos-payments') return render(context, withMessages(posPage(context, environment, control.posPayment(environment, id))));
-    if (kind === 'modifications')
-      return render(context, withMessages(modificationPage(context, environment, control.modification(environment, id))));
+    if (kind === 'sessions') return show(sessionPage(context, environment, control.session(environment, id)));
+    if (kind === 'pos-payments') return show(posPage(context, environment, control.posPayment(environment, id)));
+    if (kind === 'modifications') return show(modificationPage(context, environment, control.modification(environment, id)));
     if (!/^\d{1,15}$/.test(id)) throw new ServiceFailure(404, 0, 'No such delivery');
-    return render(context, withMessages(deliveryPage(context, environment, control.delivery(environment, Number(id)))));
+    return show(deliveryPage(context, environment, control.delivery(environment, Number(id))));
   } catch (error) {
     if (error instanceof ServiceFailure && error.status === 404)
       return notFoundPage(context, `No ${kind.replace('-', ' ')} ${id ?? idParam} in ${environment === 'test' ? 'Test' : 'Live'}.`);
