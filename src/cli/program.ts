@@ -1,0 +1,433 @@
+/**
+ * The command tree of `payment-service-sdk`, on commander (bundled into the bin, so importing the
+ * SDK loads none of it). Every command has generated help (`-h`, `--help`); a usage mistake prints
+ * one line and exits 2, a failure of the service or the network exits 1.
+ */
+import { createInterface } from 'node:readline/promises';
+import { Command, CommanderError, Option } from 'commander';
+import {
+  ConfigurationError,
+  decodeRedirectData,
+  type Environment,
+  type Paginator,
+  PaymentClient,
+  PaymentServiceError,
+  RequestValidationError,
+} from '../index.js';
+import { VERSION } from '../version.js';
+import { completionScript } from './completion.js';
+import { configPath, mask, PROFILE_KEYS, type Profile, profileKey, readConfig, resolveSettings, writeConfig } from './config.js';
+import { EXIT, type Format, formatOf, say, type Terminal, UsageError, writeRecord, writeRecords } from './io.js';
+import { registerSandbox } from './sandbox.js';
+
+/** The options every command takes, from the root. */
+export interface GlobalOptions {
+  apiKey?: string;
+  webcode?: string;
+  baseUrl?: string;
+  env?: string;
+  profile?: string;
+  format?: string;
+  yes?: boolean;
+}
+
+/** What a command needs of the root: the terminal, the client, the format, the Live-write guard. */
+export interface CommandContext {
+  terminal: Terminal;
+  options(command: Command): GlobalOptions;
+  client(command: Command): PaymentClient;
+  format(command: Command): Format;
+  environment(command: Command): Environment;
+  /** Asks before a Live write on a terminal; elsewhere a Live write needs --yes. */
+  confirmLive(command: Command, what: string): Promise<void>;
+}
+
+function settingsOf(options: GlobalOptions, terminal: Terminal) {
+  if (options.env !== undefined && options.env !== 'test' && options.env !== 'live') throw new UsageError('--env must be test or live');
+  const flags: Profile = { apiKey: options.apiKey, webcode: options.webcode, baseUrl: options.baseUrl, environment: options.env };
+  return resolveSettings(flags, terminal.env, options.profile).settings;
+}
+
+export function createContext(terminal: Terminal): CommandContext {
+  const context: CommandContext = {
+    terminal,
+    options: (command) => command.optsWithGlobals<GlobalOptions>(),
+    client(command) {
+      const settings = settingsOf(context.options(command), terminal);
+      return new PaymentClient({
+        apiKey: settings.apiKey,
+        webcode: settings.webcode,
+        baseUrl: settings.baseUrl,
+        environment: settings.environment as Environment | undefined,
+      });
+    },
+    format: (command) => formatOf(context.options(command).format, terminal),
+    environment: (command) => (settingsOf(context.options(command), terminal).environment as Environment | undefined) ?? 'test',
+    async confirmLive(command, what) {
+      if (context.environment(command) !== 'live' || context.options(command).yes) return;
+      if (!terminal.stdin.isTTY || !terminal.stderr.isTTY) throw new UsageError(`${what} in Live needs --yes when not run on a terminal`);
+      const prompt = createInterface({ input: terminal.stdin, output: terminal.stderr });
+      try {
+        const answer = await prompt.question(`${what} in LIVE (real money). Continue? [y/N] `);
+        if (!/^y(es)?$/i.test(answer.trim())) throw new CancelledError('Nothing was sent.');
+      } finally {
+        prompt.close();
+      }
+    },
+  };
+  return context;
+}
+
+/** The person said no at a prompt: nothing was done (exit 1). */
+export class CancelledError extends Error {
+  override name = 'CancelledError';
+}
+
+function cents(value: string): number {
+  const number = Number(value);
+  if (value.trim() === '' || Number.isNaN(number)) throw new UsageError(`an amount is a number of cents, for example 2599; got ${value}`);
+  return number;
+}
+
+function positive(name: string): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (!/^\d+$/.test(value) || number < 1) throw new UsageError(`--${name} must be a whole number of at least 1`);
+    return number;
+  };
+}
+
+/** The params object of a command: given flags only (an absent flag is never sent as `undefined`). */
+function params(entries: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
+}
+
+const amountOption = () => new Option('--amount <cents>', 'amount in cents, for example 2599').argParser(cents);
+const currencyOption = () => new Option('--currency <code>', 'EUR, GBP or USD').default('EUR');
+const keyOption = () => new Option('--idempotency-key <key>', 'Idempotency-Key of the write (default: a new UUID)');
+
+/** Items of a listing, up to `--limit` (default 100) or all with `--all`. */
+async function collect<T>(paginator: Paginator<T>, flags: { limit?: number; all?: boolean }): Promise<T[]> {
+  return paginator.toArray(flags.all ? {} : { max: flags.limit ?? 100 });
+}
+
+function listingOptions(command: Command): Command {
+  return command
+    .option('--take <n>', 'page size, 1 to 100', positive('take'))
+    .option('--limit <n>', 'stop after this many items (default 100)', positive('limit'))
+    .option('--all', 'every item, however many pages');
+}
+
+/** Wraps an action with its output: the record(s) it returns are written in the chosen format. */
+function output(context: CommandContext, preferred: readonly string[], run: (command: Command, ...args: string[]) => Promise<unknown>) {
+  return async (...args: unknown[]) => {
+    const command = args.at(-1) as Command;
+    const positional = args.slice(0, -2).filter((arg): arg is string => typeof arg === 'string');
+    const format = context.format(command);
+    const result = await run(command, ...positional);
+    if (Array.isArray(result)) writeRecords(context.terminal, format, result, preferred);
+    else writeRecord(context.terminal, format, result);
+  };
+}
+
+const SESSION_COLUMNS = ['sessionId', 'status', 'amount.value', 'amount.currency', 'paymentReference', 'customReference', 'createdAt'];
+const POS_COLUMNS = ['posPaymentId', 'status', 'amount.value', 'amount.currency', 'poiId', 'customReference', 'createdAt'];
+const MODIFICATION_COLUMNS = ['operationReference', 'operationType', 'status', 'amount.value', 'amount.currency', 'paymentReference'];
+
+/** A spinner on stderr while the terminal waits (a terminal only: a script's stderr gets no frames). */
+function spinner(terminal: Terminal, text: string): () => void {
+  if (!terminal.stderr.isTTY) return () => {};
+  const frames = ['|', '/', '-', '\\'];
+  const started = Date.now();
+  let index = 0;
+  const draw = () => terminal.stderr.write(`\r${frames[index++ % frames.length]} ${text} ${Math.floor((Date.now() - started) / 1000)} s`);
+  draw();
+  const timer = setInterval(draw, 120);
+  return () => {
+    clearInterval(timer);
+    terminal.stderr.write('\r\u001b[2K');
+  };
+}
+
+function registerResources(program: Command, context: CommandContext): void {
+  const sessions = program.command('sessions').description('online payment sessions (hosted payment page)');
+  sessions
+    .command('create')
+    .description('create a payment session; prints it with its paymentUrl')
+    .addOption(amountOption().makeOptionMandatory())
+    .addOption(currencyOption())
+    .requiredOption('--url-ok <url>', 'where the customer goes after paying')
+    .requiredOption('--url-ko <url>', 'where the customer goes after a failure, a cancel or expiry')
+    .option('--description <text>', 'up to 255 characters')
+    .option('--custom-reference <ref>', 'your reference, up to 100 characters')
+    .option('--country-code <code>', 'ISO 3166-1 alpha-2, for example ES')
+    .option('--shopper-locale <tag>', 'BCP-47 tag of the page language, for example es-ES')
+    .option('--deliver-at <datetime>', 'ISO 8601 date-time')
+    .option('--pre-auth', 'a pre-authorisation (captured later)')
+    .addOption(keyOption())
+    .action(
+      output(context, SESSION_COLUMNS, async (command) => {
+        const flags = command.opts();
+        await context.confirmLive(command, `Creating a session of ${flags.amount} cents`);
+        return context.client(command).sessions.create(
+          params({
+            amount: { value: flags.amount, currency: flags.currency },
+            urlOk: flags.urlOk,
+            urlKo: flags.urlKo,
+            description: flags.description,
+            customReference: flags.customReference,
+            countryCode: flags.countryCode,
+            shopperLocale: flags.shopperLocale,
+            deliverAt: flags.deliverAt,
+            isPreAuth: flags.preAuth,
+          }) as never,
+          { idempotencyKey: flags.idempotencyKey },
+        );
+      }),
+    );
+  sessions
+    .command('get <sessionId>')
+    .description('a session, with its payment once paid')
+    .action(output(context, SESSION_COLUMNS, (command, sessionId) => context.client(command).sessions.retrieve(sessionId ?? '')));
+  listingOptions(
+    sessions
+      .command('list')
+      .description('sessions, oldest first')
+      .option('--status <status>', 'pending, completed, failed, expired or cancelled'),
+  ).action(
+    output(context, SESSION_COLUMNS, (command) => {
+      const flags = command.opts();
+      return collect(context.client(command).sessions.list(params({ status: flags.status, take: flags.take }) as never), flags);
+    }),
+  );
+  sessions
+    .command('modifications <sessionId>')
+    .description("the refunds, captures and cancels of a session's payment")
+    .action(output(context, MODIFICATION_COLUMNS, (command, id) => context.client(command).sessions.listModifications(id ?? '')));
+
+  const pos = program.command('pos').description('payments on physical terminals');
+  pos
+    .command('pay')
+    .description('charge on a terminal and wait for its answer (up to 240 s), recovering an uncertain outcome without charging twice')
+    .requiredOption('--poi-id <id>', 'the terminal, as `terminals list` shows it')
+    .addOption(amountOption().makeOptionMandatory())
+    .addOption(currencyOption())
+    .option('--description <text>', 'up to 255 characters')
+    .option('--custom-reference <ref>', 'your reference, up to 100 characters')
+    .option('--pre-auth', 'a pre-authorisation (captured later)')
+    .option('--no-recover', 'return the first outcome as it is (a `timeout` included)')
+    .addOption(keyOption())
+    .action(
+      output(context, POS_COLUMNS, async (command) => {
+        const flags = command.opts();
+        await context.confirmLive(command, `Charging ${flags.amount} cents on ${flags.poiId}`);
+        const stop = spinner(context.terminal, `Waiting for terminal ${flags.poiId}...`);
+        try {
+          return await context.client(command).pos.createPayment(
+            params({
+              poiId: flags.poiId,
+              amount: { value: flags.amount, currency: flags.currency },
+              description: flags.description,
+              customReference: flags.customReference,
+              isPreAuth: flags.preAuth,
+            }) as never,
+            { idempotencyKey: flags.idempotencyKey, recover: flags.recover },
+          );
+        } finally {
+          stop();
+        }
+      }),
+    );
+  listingOptions(
+    pos
+      .command('list')
+      .description('POS payments')
+      .option('--status <status>', 'pending, success, failed or timeout')
+      .option('--order <order>', 'asc or desc')
+      .option('--created-at-start <time>', 'from this time (YYYY-MM-DD HH:MM:SS, UTC)')
+      .option('--created-at-end <time>', 'up to this time'),
+  ).action(
+    output(context, POS_COLUMNS, (command) => {
+      const flags = command.opts();
+      const query = params({
+        status: flags.status,
+        order: flags.order,
+        createdAtStart: flags.createdAtStart,
+        createdAtEnd: flags.createdAtEnd,
+        take: flags.take,
+      });
+      return collect(context.client(command).pos.list(query as never), flags);
+    }),
+  );
+  pos
+    .command('modifications <posPaymentId>')
+    .description('the refunds, captures and cancels of a POS payment')
+    .action(output(context, MODIFICATION_COLUMNS, (command, id) => context.client(command).pos.listModifications(id ?? '')));
+
+  const modify = (name: 'refund' | 'capture' | 'cancel' | 'extend', description: string, withAmount: boolean) => {
+    const command = program
+      .command(name)
+      .description(description)
+      .requiredOption('--payment-reference <ref>', 'the payment (a posPaymentId for a POS payment)');
+    if (withAmount) command.addOption(amountOption()).option('--currency <code>', 'EUR, GBP or USD (with --amount)', 'EUR');
+    if (name === 'refund') command.option('--reason <text>', 'why');
+    command.addOption(keyOption()).action(
+      output(context, MODIFICATION_COLUMNS, async (self) => {
+        const flags = self.opts();
+        await context.confirmLive(self, `A ${name} of ${flags.paymentReference}`);
+        const body = params({
+          paymentReference: flags.paymentReference,
+          amount: flags.amount === undefined ? undefined : { value: flags.amount, currency: flags.currency },
+          reason: flags.reason,
+        });
+        return context.client(self).modifications[name](body as never, { idempotencyKey: flags.idempotencyKey });
+      }),
+    );
+  };
+  modify('refund', 'refund a payment, all of it or --amount', true);
+  modify('capture', 'capture a pre-authorisation, all of it or --amount', true);
+  modify('cancel', 'release a pre-authorisation without charging', false);
+  modify('extend', 'keep a pre-authorisation reserved longer', false);
+
+  const modifications = program.command('modifications').description('refunds, captures, cancels and extends of every payment');
+  listingOptions(
+    modifications
+      .command('list')
+      .description('modifications, oldest first')
+      .option('--type <type>', 'refund, capture, cancel or extend')
+      .option('--status <status>', 'for example pending or success'),
+  ).action(
+    output(context, MODIFICATION_COLUMNS, (command) => {
+      const flags = command.opts();
+      return collect(
+        context.client(command).modifications.list(params({ type: flags.type, status: flags.status, take: flags.take }) as never),
+        flags,
+      );
+    }),
+  );
+
+  program
+    .command('terminals')
+    .description('POS terminals')
+    .command('list')
+    .description('the terminals of your business')
+    .option('--sync', 'online terminals only, as the provider reports them now')
+    .action(
+      output(context, ['poiId', 'name', 'model', 'status'], (command) =>
+        context.client(command).terminals.list(params({ syncFromProvider: command.opts().sync }) as never),
+      ),
+    );
+
+  program
+    .command('decode-redirect <urlOrToken>')
+    .description('decode and verify the `data` token of a urlOk redirect (a whole URL or the token)')
+    .option('--secret <secret>', 'client secret of the environment (default PAYMENT_SERVICE_CLIENT_SECRET, or the profile)')
+    .action(
+      output(context, [], async (command, input) => {
+        const global = context.options(command);
+        const settings = resolveSettings({ clientSecret: command.opts().secret }, context.terminal.env, global.profile).settings;
+        if (!settings.clientSecret) throw new UsageError('give --secret, PAYMENT_SERVICE_CLIENT_SECRET, or clientSecret in the profile');
+        let token = input ?? '';
+        if (/^https?:\/\//.test(token)) token = new URL(token).searchParams.get('data') ?? '';
+        if (token === '') throw new UsageError('the URL has no data parameter');
+        return decodeRedirectData(token, settings.clientSecret);
+      }),
+    );
+}
+
+function registerConfig(program: Command, context: CommandContext): void {
+  const config = program.command('config').description(`profiles of client settings, in ${configPath(context.terminal.env)}`);
+  config
+    .command('set <setting> <value>')
+    .description(`set one of ${PROFILE_KEYS.join(', ')} in a profile (--profile, default "default")`)
+    .action((setting: string, value: string, _flags: unknown, command: Command) => {
+      const key = profileKey(setting);
+      if (key === 'environment' && value !== 'test' && value !== 'live') throw new UsageError('environment must be test or live');
+      const path = configPath(context.terminal.env);
+      const file = readConfig(path);
+      const name = context.options(command).profile ?? 'default';
+      file.profiles[name] = { ...file.profiles[name], [key]: value };
+      writeConfig(path, file);
+      say(context.terminal, `${key} of profile ${name} set to ${mask(key, value)} in ${path}`);
+    });
+  config
+    .command('show')
+    .description('the settings in use and where each comes from; keys and secrets masked')
+    .action((_flags: unknown, command: Command) => {
+      const global = context.options(command);
+      const { settings, sources } = resolveSettings(
+        { apiKey: global.apiKey, webcode: global.webcode, baseUrl: global.baseUrl, environment: global.env },
+        context.terminal.env,
+        global.profile,
+      );
+      const rows = PROFILE_KEYS.map((key) => ({
+        setting: key,
+        value: settings[key] === undefined ? '' : mask(key, settings[key] ?? ''),
+        from: sources[key] ?? 'not set',
+      }));
+      writeRecords(context.terminal, context.format(command), rows, ['setting', 'value', 'from']);
+    });
+}
+
+/** Builds the program; commands are added by the modules that own them. */
+export function buildProgram(context: CommandContext, extensions: ((program: Command, context: CommandContext) => void)[] = []): Command {
+  const program = new Command('payment-service-sdk')
+    .description('The payment service from the shell: every endpoint, exports, webhook listening, a local sandbox.')
+    .version(VERSION, '-v, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .option('--api-key <key>', 'API key (default PAYMENT_SERVICE_API_KEY, or the profile)')
+    .option('--webcode <code>', 'your business identifier (default PAYMENT_SERVICE_WEBCODE)')
+    .option('--base-url <url>', "the service's address (default PAYMENT_SERVICE_BASE_URL)")
+    .option('--env <env>', 'test or live (default PAYMENT_SERVICE_ENVIRONMENT, else test)')
+    .option('--profile <name>', 'profile of the config file to use (default "default")')
+    .option('--format <format>', 'table, json, ndjson or csv (default: table on a terminal, json otherwise)')
+    .option('-y, --yes', 'do Live writes without asking')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => context.terminal.stdout.write(text),
+      writeErr: (text) => context.terminal.stderr.write(text),
+      // One line for a usage mistake, not the whole help.
+      outputError: (text, write) => write(`payment-service-sdk: ${text.replace(/^error: /, '').trim()} (see --help)\n`),
+    });
+  registerSandbox(program, context.terminal);
+  registerResources(program, context);
+  registerConfig(program, context);
+  for (const extend of extensions) extend(program, context);
+  program
+    .command('completion <shell>')
+    .description('print a completion script for bash or zsh: eval "$(payment-service-sdk completion bash)"')
+    .action((shell: string) => {
+      if (shell !== 'bash' && shell !== 'zsh') throw new UsageError('completion is for bash or zsh');
+      context.terminal.stdout.write(completionScript(program, shell));
+    });
+  return program;
+}
+
+/** The message and exit code of an error a command threw. */
+export function failure(error: unknown): { message: string; code: number } {
+  if (error instanceof UsageError) return { message: `${error.message} (see --help)`, code: EXIT.usage };
+  if (error instanceof RequestValidationError || error instanceof ConfigurationError)
+    return { message: `${error.name}: ${error.message}`, code: EXIT.usage };
+  if (error instanceof PaymentServiceError) return { message: `${error.name}: ${error.message}`, code: EXIT.failure };
+  if (error instanceof CancelledError) return { message: error.message, code: EXIT.failure };
+  return { message: error instanceof Error ? error.message : String(error), code: EXIT.failure };
+}
+
+/** Runs the CLI on `argv` (without node and the script); resolves with the exit code. */
+export async function run(argv: string[], terminal: Terminal, extensions: Parameters<typeof buildProgram>[1] = []): Promise<number> {
+  const program = buildProgram(createContext(terminal), extensions);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return EXIT.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help asked for, or the version: done. Help shown because a command was missing: a usage mistake.
+      if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
+      return EXIT.usage;
+    }
+    const { message, code } = failure(error);
+    terminal.stderr.write(`payment-service-sdk: ${message}\n`);
+    return code;
+  }
+}

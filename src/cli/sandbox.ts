@@ -1,0 +1,138 @@
+/**
+ * `payment-service-sdk sandbox`: the sandbox as a real HTTP server. One JSON line on stdout
+ * (`baseUrl`, `webcode`, `keys`, `clientSecrets`), a banner on stderr, a stderr line per failed
+ * webhook attempt, and a clean stop on SIGINT or SIGTERM.
+ */
+import { spawn } from 'node:child_process';
+import type { Command } from 'commander';
+import { createSandbox, type Sandbox, type WebhookAttemptReport } from '../sandbox/index.js';
+import { type Terminal, UsageError } from './io.js';
+
+export function integer(name: string, value: string, min: number, max: number): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < min || number > max) throw new UsageError(`--${name} must be an integer from ${min} to ${max}`);
+  return number;
+}
+
+function delay(value: string): number | [number, number] {
+  const range = /^(\d+)-(\d+)$/.exec(value);
+  if (!range) return integer('pos-delay-ms', value, 0, 600_000);
+  const [min, max] = [integer('pos-delay-ms', range[1] ?? '', 0, 600_000), integer('pos-delay-ms', range[2] ?? '', 0, 600_000)];
+  if (min > max) throw new UsageError('--pos-delay-ms MIN-MAX needs MIN <= MAX');
+  return [min, max];
+}
+
+function webhookUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`--webhook-url must be an absolute http(s) URL, got ${value}`);
+}
+
+/** One stderr line for a webhook attempt that failed: where, why, and what happens next. */
+export function failedAttemptLine({ delivery, attempt, nextAttemptAt }: WebhookAttemptReport, now: number): string | undefined {
+  if (delivery.delivered) return undefined;
+  const about = [delivery.event.event_code, delivery.event.data.paymentReference].filter((part) => typeof part === 'string').join(' ');
+  const why = attempt.status === null ? (attempt.error ?? 'no answer') : `HTTP ${attempt.status}`;
+  const next =
+    nextAttemptAt === null ? 'no retries left, abandoned' : `next retry in ${Math.max(0, Math.round((nextAttemptAt - now) / 1000))} s`;
+  return `webhook ${delivery.id} (${about}) to ${delivery.url} failed: ${why}, attempt ${delivery.attempts.length}; ${next}`;
+}
+
+/** Opens `url` with `$BROWSER` if set, else the platform's opener; says where it is either way. */
+function openInBrowser(url: string, terminal: Terminal): void {
+  const opener = terminal.env.BROWSER || (process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open');
+  try {
+    const child = spawn(opener, [url], { stdio: 'ignore', detached: true });
+    child.on('error', () => terminal.stderr.write(`Could not start ${opener}: open ${url} yourself.\n`));
+    child.unref();
+  } catch {
+    terminal.stderr.write(`Could not start ${opener}: open ${url} yourself.\n`);
+  }
+}
+
+interface SandboxFlags {
+  port: string;
+  host: string;
+  webcode?: string;
+  testKey?: string;
+  liveKey?: string;
+  testSecret?: string;
+  liveSecret?: string;
+  webhookUrl?: string[];
+  posDelayMs?: string;
+  dataDir?: string;
+  maxBodyBytes?: string;
+  idempotencyTtlMs?: string;
+  open?: boolean;
+  reset?: boolean;
+}
+
+export function registerSandbox(program: Command, terminal: Terminal): void {
+  program
+    .command('sandbox')
+    .description('run a local emulator of the payment service: Test and Live paths, hosted payment page, webhooks, dashboard')
+    .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--webcode <code>', 'business identifier bound to the keys (default SANDBOX)')
+    .option('--test-key <key>', 'Test API key (default sk_test_sandbox)')
+    .option('--live-key <key>', 'Live API key (default sk_live_sandbox)')
+    .option('--test-secret <secret>', 'Test client secret, signs the redirect data (default cs_test_sandbox)')
+    .option('--live-secret <secret>', 'Live client secret (default cs_live_sandbox)')
+    .option('--webhook-url <url>', 'POST every webhook to URL (repeatable)', (value: string, all: string[] = []) => [...all, value])
+    .option('--pos-delay-ms <ms>', 'simulated terminal time, N or MIN-MAX (default 2000-3000)')
+    .option('--data-dir <dir>', 'keep the state in DIR/sandbox.db (SQLite) across restarts and crashes (default: memory only)')
+    .option('--max-body-bytes <n>', 'largest request body accepted; larger ones get 413 (default 1048576)')
+    .option('--idempotency-ttl-ms <ms>', 'how long stored idempotent responses are kept (default 86400000, 24 h)')
+    .option('--open', 'open the dashboard in a browser ($BROWSER, or the system opener)')
+    .option('--reset', 'start from empty: delete what --data-dir holds (records, deliveries, scheduled work)')
+    .action(async (flags: SandboxFlags) => {
+      const instance: Sandbox = createSandbox({
+        onWebhookAttempt: (report) => {
+          const line = failedAttemptLine(report, instance.clock.now());
+          if (line) terminal.stderr.write(`${line}\n`);
+        },
+        webcode: flags.webcode,
+        keys: { test: flags.testKey, live: flags.liveKey },
+        clientSecrets: { test: flags.testSecret, live: flags.liveSecret },
+        webhookUrls: (flags.webhookUrl ?? []).map(webhookUrl),
+        posDelayMs: flags.posDelayMs === undefined ? undefined : delay(flags.posDelayMs),
+        dataDir: flags.dataDir,
+        maxBodyBytes: flags.maxBodyBytes === undefined ? undefined : integer('max-body-bytes', flags.maxBodyBytes, 1, 2 ** 31),
+        idempotencyTtlMs:
+          flags.idempotencyTtlMs === undefined ? undefined : integer('idempotency-ttl-ms', flags.idempotencyTtlMs, 1, 2 ** 45),
+      });
+      if (flags.reset) await instance.reset();
+      // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
+      const stop = () => {
+        void instance.close().then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      const { baseUrl } = await instance.listen({ port: integer('port', flags.port, 0, 65_535), host: flags.host });
+      terminal.stdout.write(
+        `${JSON.stringify({ baseUrl, webcode: instance.webcode, keys: instance.keys, clientSecrets: instance.clientSecrets })}\n`,
+      );
+      terminal.stderr.write(
+        [
+          `Payment service sandbox listening on ${baseUrl}`,
+          `  dashboard ${baseUrl}/ (control API under ${baseUrl}/_sandbox/)`,
+          `  webcode ${instance.webcode}`,
+          `  Test: key ${instance.keys.test}, client secret ${instance.clientSecrets.test}`,
+          `  Live: key ${instance.keys.live}, client secret ${instance.clientSecrets.live}`,
+          `  webhooks: ${instance.webhookUrls.length > 0 ? instance.webhookUrls.join(', ') : 'none (add --webhook-url)'}`,
+          flags.dataDir
+            ? `  state kept in ${instance.location}${flags.reset ? ' (reset at start)' : ''}`
+            : '  state in memory (add --data-dir DIR to keep it)',
+          'Press Ctrl+C to stop.',
+          '',
+        ].join('\n'),
+      );
+      if (flags.open) openInBrowser(`${baseUrl}/`, terminal);
+      // Runs until a signal stops it.
+      await new Promise<never>(() => {});
+    });
+}
