@@ -89,7 +89,9 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
     .option('--idempotency-ttl-ms <ms>', 'how long stored idempotent responses are kept (default 86400000, 24 h)')
     .option('--open', 'open the dashboard in a browser ($BROWSER, or the system opener)')
     .option('--reset', 'start from empty: delete what --data-dir holds (records, deliveries, scheduled work)')
-    .action(async (flags: SandboxFlags) => {
+    .action(async (own: SandboxFlags, command: Command) => {
+      // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
+      const flags: SandboxFlags = { ...own, webcode: own.webcode ?? command.optsWithGlobals<{ webcode?: string }>().webcode };
       const instance: Sandbox = createSandbox({
         onWebhookAttempt: (report) => {
           const line = failedAttemptLine(report, instance.clock.now());

@@ -28,8 +28,16 @@ export interface Running {
 
 const children = new Set<ChildProcess>();
 
-export function run(args: string[]): { child: ChildProcess; exit: Running['exit']; stdout: () => string; stderr: () => string } {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+export function run(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+): { child: ChildProcess; exit: Running['exit']; stdout: () => string; stderr: () => string } {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: ROOT,
+    env: options.env ?? process.env,
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  });
+  if (options.input !== undefined) child.stdin?.end(options.input);
   children.add(child);
   let out = '';
   let err = '';

@@ -2,7 +2,7 @@
  * `npx payment-service-sdk sandbox`: the built CLI (dist/cli.cjs) run with this Node, on 127.0.0.1.
  * One JSON line on stdout, a banner on stderr, clean exit on SIGINT/SIGTERM, `--data-dir` persistence.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -233,12 +233,35 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     await stop(running, 'SIGTERM');
   });
 
-  it('exits with status 2 and the usage on a bad option', async () => {
-    const started = run(['sandbox', '--port', 'eighty']);
-    const { code } = await started.exit;
-    expect(code).toBe(2);
-    expect(started.stderr()).toMatch(/--port/);
-    expect(started.stderr()).toMatch(/Usage: payment-service-sdk sandbox/);
-    expect(started.stdout()).toBe('');
+  it('exits with status 2 and one line pointing to --help on a bad option', async () => {
+    for (const args of [
+      ['sandbox', '--port', 'eighty'],
+      ['sandbox', '--no-such-flag'],
+    ]) {
+      const started = run(args);
+      const { code } = await started.exit;
+      expect(code).toBe(2);
+      expect(started.stderr()).toMatch(/^payment-service-sdk: .*(--port|--no-such-flag).*\(see --help\)\n$/);
+      expect(started.stdout()).toBe('');
+    }
+  });
+
+  it('--reset starts a --data-dir sandbox empty; --open hands the dashboard address to $BROWSER', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-cli-reset-'));
+    temporary.push(dir);
+    const first = await startCli(['--data-dir', dir]);
+    await clientOf(first.info).sessions.create({ ...sessionParams });
+    await stop(first);
+    const opened = join(dir, 'opened.txt');
+    const browser = join(dir, 'browser.sh');
+    writeFileSync(browser, `#!/bin/sh\necho "$1" > ${opened}\n`, { mode: 0o755 });
+    const second = run(['sandbox', '--port', '0', '--data-dir', dir, '--reset', '--open'], { env: { ...process.env, BROWSER: browser } });
+    for (let index = 0; index < 200 && !existsSync(opened); index++) await new Promise((done) => setTimeout(done, 20));
+    const info = JSON.parse(second.stdout().split('\n')[0] ?? '{}') as Banner;
+    expect(readFileSync(opened, 'utf8').trim()).toBe(`${info.baseUrl}/`);
+    expect(second.stderr()).toContain('(reset at start)');
+    expect((await clientOf(info).sessions.list().toArray()).length).toBe(0);
+    second.child.kill('SIGTERM');
+    expect((await second.exit).code).toBe(0);
   });
 });

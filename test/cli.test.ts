@@ -1,0 +1,364 @@
+/**
+ * The integrator's CLI, as a script and a person use it: the built bin (dist/cli.cjs) spawned
+ * against a sandbox on 127.0.0.1. Help and exit codes, every resource command with parseable
+ * output in each format, settings from flags, variables and a profile file, the Live-write guard,
+ * and, in tmux, what only a terminal shows: the table, colour, the confirmation prompt.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { payTestSession } from '../src/testing/index.js';
+import { VERSION } from '../src/version.js';
+import { buildOnce, CLI, killAll, ROOT, run } from './sandbox/cli-process.js';
+
+let sandbox: Sandbox;
+const dirs: string[] = [];
+const tmuxSessions: string[] = [];
+
+beforeAll(async () => {
+  buildOnce();
+  sandbox = createSandbox({ posDelayMs: 0, modificationResolveMs: 0 });
+  await sandbox.listen();
+}, 60_000);
+afterAll(async () => {
+  killAll();
+  for (const name of tmuxSessions) spawnQuiet('tmux', ['kill-session', '-t', name]);
+  await sandbox.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function spawnQuiet(command: string, args: string[]): string {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return '';
+  }
+}
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** The environment of a child: the sandbox's Test settings, no profile file, no colour settings of ours. */
+function envFor(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('PAYMENT_SERVICE_') && name !== 'NO_COLOR') env[name] = value;
+  return {
+    ...env,
+    PAYMENT_SERVICE_API_KEY: sandbox.keys.test,
+    PAYMENT_SERVICE_WEBCODE: sandbox.webcode,
+    PAYMENT_SERVICE_BASE_URL: sandbox.baseUrl,
+    PAYMENT_SERVICE_CONFIG: join(tempDir(), 'config.json'),
+    ...extra,
+  };
+}
+
+async function cli(args: string[], extra: Record<string, string | undefined> = {}, input?: string) {
+  const started = run(args, { env: envFor(extra), ...(input === undefined ? {} : { input }) });
+  const { code } = await started.exit;
+  return { code, stdout: started.stdout(), stderr: started.stderr() };
+}
+
+async function json(args: string[], extra: Record<string, string | undefined> = {}) {
+  const result = await cli(args, extra);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout);
+}
+
+const SESSION = ['--amount', '2599', '--url-ok', 'https://shop.example/ok', '--url-ko', 'https://shop.example/ko'];
+
+describe('help, version and exit codes', () => {
+  it('prints the version and help, exit 0; -h works on every command', async () => {
+    expect(await cli(['--version'])).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+    const root = await cli(['--help']);
+    expect(root.code).toBe(0);
+    for (const command of [
+      'sandbox',
+      'sessions',
+      'pos',
+      'refund',
+      'capture',
+      'cancel',
+      'extend',
+      'modifications',
+      'terminals',
+      'decode-redirect',
+      'config',
+      'completion',
+    ])
+      expect(root.stdout).toContain(`  ${command}`);
+    for (const path of [
+      ['sessions', 'create'],
+      ['sessions', 'list'],
+      ['pos', 'pay'],
+      ['refund'],
+      ['terminals', 'list'],
+      ['config', 'set'],
+      ['sandbox'],
+    ]) {
+      const help = await cli([...path, '-h']);
+      expect(help.code, path.join(' ')).toBe(0);
+      expect(help.stdout).toMatch(new RegExp(`^Usage: payment-service-sdk ${path.join(' ')}`));
+    }
+    expect((await cli(['sessions', 'create', '--help'])).stdout).toContain('--idempotency-key <key>');
+  });
+
+  it('answers a usage mistake with one line on stderr pointing to --help, exit 2, nothing on stdout', async () => {
+    for (const args of [
+      ['bogus'],
+      ['sessions', 'create'],
+      ['sessions', 'list', '--take', 'many'],
+      ['--format', 'xml', 'terminals', 'list'],
+      ['--env', 'prod', 'terminals', 'list'],
+    ]) {
+      const result = await cli(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trimEnd().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(result.stderr).toMatch(/^payment-service-sdk: .*\(see --help\)\n$/);
+    }
+  });
+
+  it('refuses what the SDK refuses, with its messages, before sending (exit 2); a service failure is exit 1', async () => {
+    const before = sandbox.records.counts().sessions;
+    const invalid = await cli(['sessions', 'create', '--amount', '25.5', '--url-ok', 'nope', '--url-ko', 'https://shop.example/ko']);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('amount.value: must be an integer number of cents');
+    expect(invalid.stderr).toContain('urlOk: must be an absolute http(s) URL');
+    expect(sandbox.records.counts().sessions).toBe(before);
+    const missing = await cli(['sessions', 'get', 'SANDBOX-EXTT-1']);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^payment-service-sdk: ApiError: Session not found\n$/);
+    const unreachable = await cli(['terminals', 'list'], { PAYMENT_SERVICE_BASE_URL: 'http://127.0.0.1:9' });
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stderr).toMatch(/ConnectionError/);
+    expect(unreachable.stderr).not.toContain(sandbox.keys.test);
+  });
+});
+
+describe('resource commands against the sandbox', () => {
+  it('sessions create, get, list and modifications; JSON by default off a terminal; --idempotency-key replays', async () => {
+    const created = await json(['sessions', 'create', ...SESSION, '--custom-reference', 'cli-1', '--idempotency-key', 'cli-key-1']);
+    expect(created).toMatchObject({ sessionId: expect.stringMatching(/-EXTT-/), status: 'pending', paymentUrl: expect.any(String) });
+    expect(await json(['sessions', 'create', ...SESSION, '--custom-reference', 'cli-1', '--idempotency-key', 'cli-key-1'])).toEqual(
+      created,
+    );
+    await payTestSession(created.paymentUrl);
+    const fetched = await json(['sessions', 'get', created.sessionId]);
+    expect(fetched).toMatchObject({ status: 'completed', paymentReference: expect.stringMatching(/-PXTT-/) });
+    await json(['refund', '--payment-reference', fetched.paymentReference, '--amount', '100', '--reason', 'damaged']);
+    const modifications = await json(['sessions', 'modifications', created.sessionId]);
+    expect(modifications).toEqual([expect.objectContaining({ operationType: 'refund', amount: { value: 100, currency: 'EUR' } })]);
+
+    const ndjson = await cli(['sessions', 'list', '--status', 'completed', '--format', 'ndjson', '--take', '1']);
+    const lines = ndjson.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(lines.map((session) => session.sessionId)).toContain(created.sessionId);
+    expect(lines.every((session) => session.status === 'completed')).toBe(true);
+
+    const csv = (await cli(['sessions', 'list', '--format', 'csv', '--limit', '1'])).stdout.trimEnd().split('\r\n');
+    expect(csv[0]?.split(',').slice(0, 4)).toEqual(['sessionId', 'status', 'amount.value', 'amount.currency']);
+    expect(csv).toHaveLength(2);
+    expect(csv[1]?.startsWith(`${created.sessionId},completed,2599,EUR,`)).toBe(true);
+  });
+
+  it('pos pay, list and modifications; capture, cancel and extend of pre-authorisations; modifications list; terminals', async () => {
+    const paid = await json(['pos', 'pay', '--poi-id', 'V400m-TEST-000001', '--amount', '1500', '--pre-auth']);
+    expect(paid).toMatchObject({ status: 'success', isPreAuth: true });
+    const captured = await json(['capture', '--payment-reference', paid.posPaymentId, '--amount', '1000']);
+    expect(captured).toMatchObject({ captureReference: expect.stringMatching(/-CTXT-/), amount: { value: 1000, currency: 'EUR' } });
+    const other = await json(['pos', 'pay', '--poi-id', 'S1F2-TEST-000002', '--amount', '700', '--pre-auth']);
+    expect(await json(['extend', '--payment-reference', other.posPaymentId])).toEqual(expect.any(Object));
+    expect(await json(['cancel', '--payment-reference', other.posPaymentId])).toMatchObject({
+      cancelReference: expect.stringMatching(/-CAXT-/),
+    });
+    expect(
+      (await json(['pos', 'modifications', paid.posPaymentId])).map((record: { operationType: string }) => record.operationType),
+    ).toEqual(['capture']);
+    const listed = await json(['pos', 'list', '--status', 'success', '--all']);
+    expect(listed.map((payment: { posPaymentId: string }) => payment.posPaymentId)).toEqual(
+      expect.arrayContaining([paid.posPaymentId, other.posPaymentId]),
+    );
+    const cancels = await json(['modifications', 'list', '--type', 'cancel']);
+    expect(cancels.map((record: { paymentReference: string }) => record.paymentReference)).toEqual([other.posPaymentId]);
+    expect((await json(['terminals', 'list', '--sync'])).map((terminal: { poiId: string }) => terminal.poiId)).toEqual([
+      'V400m-TEST-000001',
+      'S1F2-TEST-000002',
+    ]);
+    const busy = await cli(['pos', 'pay', '--poi-id', 'V400m-TEST-000001', '--amount', '1555']);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toMatch(/TerminalBusyError/);
+  });
+
+  it('decode-redirect reads a whole urlOk URL or the token, with the client secret', async () => {
+    const created = await json(['sessions', 'create', ...SESSION]);
+    const outcome = await payTestSession(created.paymentUrl);
+    const byUrl = await json(['decode-redirect', outcome.redirectUrl ?? '', '--secret', sandbox.clientSecrets.test]);
+    expect(byUrl).toMatchObject({ sessionId: created.sessionId, paymentReference: expect.any(String) });
+    expect(await json(['decode-redirect', outcome.data ?? ''], { PAYMENT_SERVICE_CLIENT_SECRET: sandbox.clientSecrets.test })).toEqual(
+      byUrl,
+    );
+    const wrong = await cli(['decode-redirect', outcome.data ?? '', '--secret', 'not-the-secret']);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/RedirectDataError/);
+  });
+});
+
+describe('settings: flags, variables, profile file', () => {
+  it('config set writes a 0600 file and never prints a secret; config show says where each setting comes from', async () => {
+    const path = join(tempDir(), 'nested', 'config.json');
+    const env = {
+      PAYMENT_SERVICE_CONFIG: path,
+      PAYMENT_SERVICE_API_KEY: undefined,
+      PAYMENT_SERVICE_WEBCODE: undefined,
+      PAYMENT_SERVICE_BASE_URL: undefined,
+    };
+    const set = await cli(['config', 'set', 'apiKey', sandbox.keys.test], env);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toBe('');
+    expect(set.stderr).not.toContain(sandbox.keys.test);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    await cli(['config', 'set', 'webcode', sandbox.webcode], env);
+    await cli(['config', 'set', 'baseUrl', sandbox.baseUrl], env);
+    expect(JSON.parse(readFileSync(path, 'utf8'))).toEqual({
+      profiles: { default: { apiKey: sandbox.keys.test, webcode: sandbox.webcode, baseUrl: sandbox.baseUrl } },
+    });
+    // The profile is enough to call the service.
+    expect((await json(['terminals', 'list'], env)).length).toBe(3);
+    const shown = await cli(['config', 'show', '--format', 'json'], { ...env, PAYMENT_SERVICE_WEBCODE: 'FROMENV' });
+    expect(shown.stdout).not.toContain(sandbox.keys.test);
+    expect(JSON.parse(shown.stdout)).toEqual(
+      expect.arrayContaining([
+        { setting: 'apiKey', value: `****${sandbox.keys.test.slice(-4)}`, from: 'profile default' },
+        { setting: 'webcode', value: 'FROMENV', from: 'PAYMENT_SERVICE_WEBCODE' },
+      ]),
+    );
+    const flagged = await cli(['--webcode', 'FROMFLAG', 'config', 'show', '--format', 'json'], {
+      ...env,
+      PAYMENT_SERVICE_WEBCODE: 'FROMENV',
+    });
+    expect(JSON.parse(flagged.stdout)).toContainEqual({ setting: 'webcode', value: 'FROMFLAG', from: 'flag' });
+    expect((await cli(['--profile', 'nope', 'terminals', 'list'], env)).code).toBe(2);
+    expect((await cli(['config', 'set', 'colour', 'blue'], env)).code).toBe(2);
+  });
+
+  it('a Live write needs --yes off a terminal, and creates nothing without it', async () => {
+    const live = { PAYMENT_SERVICE_API_KEY: sandbox.keys.live };
+    const before = sandbox.records.sessions({ environment: 'live' }).length;
+    const refused = await cli(['--env', 'live', 'sessions', 'create', ...SESSION], live);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/in Live needs --yes/);
+    expect(sandbox.records.sessions({ environment: 'live' })).toHaveLength(before);
+    const done = await json(['--env', 'live', '--yes', 'sessions', 'create', ...SESSION], live);
+    expect(done.sessionId).toMatch(/-EXT-/);
+    // Reads need no confirmation.
+    expect((await json(['--env', 'live', 'sessions', 'get', done.sessionId], live)).sessionId).toBe(done.sessionId);
+  });
+
+  it('prints a bash completion script that completes commands and options', async () => {
+    const script = (await cli(['completion', 'bash'])).stdout;
+    const file = join(tempDir(), 'completion.bash');
+    writeFileSync(file, script);
+    const complete = (words: string[]) =>
+      execFileSync(
+        'bash',
+        [
+          '-c',
+          `source ${file}; COMP_WORDS=(${words.join(' ')}); COMP_CWORD=${words.length - 1}; _payment_service_sdk; echo "\${COMPREPLY[*]}"`,
+        ],
+        {
+          encoding: 'utf8',
+        },
+      ).trim();
+    expect(complete(['payment-service-sdk', 'ses'])).toBe('sessions');
+    expect(complete(['payment-service-sdk', 'sessions', 'cr'])).toBe('create');
+    expect(complete(['payment-service-sdk', 'sessions', 'create', '--url-'])).toBe('--url-ok --url-ko');
+    expect((await cli(['completion', 'zsh'])).stdout).toContain('bashcompinit');
+    expect((await cli(['completion', 'fish'])).code).toBe(2);
+  });
+});
+
+const hasTmux = spawnQuiet('tmux', ['-V']).startsWith('tmux');
+
+describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', () => {
+  /** Runs the bin in a fresh tmux pane and returns a reader of the screen. */
+  function inTmux(args: string[], extra: Record<string, string | undefined> = {}) {
+    const name = `cli-test-${process.pid}-${tmuxSessions.length}`;
+    tmuxSessions.push(name);
+    const env = envFor(extra);
+    const exports = Object.entries(env)
+      .filter(([key]) => key.startsWith('PAYMENT_SERVICE_') || key === 'NO_COLOR')
+      .map(([key, value]) => `${key}='${value ?? ''}'`)
+      .join(' ');
+    const unset = extra.NO_COLOR === undefined ? 'unset NO_COLOR;' : '';
+    const command = `${unset} env ${exports} '${process.execPath}' '${CLI}' ${args.map((arg) => `'${arg}'`).join(' ')}; echo "[exit $?]"; sleep 30`;
+    execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '200', '-y', '50', '-c', ROOT, command]);
+    const screen = (escapes = false) => spawnQuiet('tmux', ['capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', name]);
+    const until = async (pattern: RegExp, escapes = false) => {
+      for (let index = 0; index < 150; index++) {
+        const text = screen(escapes);
+        if (pattern.test(text)) return text;
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      throw new Error(`tmux screen never matched ${pattern}:\n${screen(escapes)}`);
+    };
+    const type = (keys: string) => execFileSync('tmux', ['send-keys', '-t', name, keys, 'Enter']);
+    return { screen, until, type };
+  }
+
+  it('prints a table by default, in colour unless NO_COLOR is set', async () => {
+    const coloured = inTmux(['terminals', 'list']);
+    const text = await coloured.until(/\[exit 0\]/, true);
+    expect(text).toMatch(/\u001b\[1mpoiId\s+name/);
+    expect(text).toContain('V400m-TEST-000001');
+    const plain = inTmux(['terminals', 'list'], { NO_COLOR: '1' });
+    const plainText = await plain.until(/\[exit 0\]/, true);
+    expect(plainText).not.toContain('\u001b[1m');
+    expect(plainText).toMatch(/poiId\s+name\s+model/);
+  });
+
+  it('asks before a Live write: no sends nothing (exit 1), yes creates the session', async () => {
+    const live = { PAYMENT_SERVICE_API_KEY: sandbox.keys.live };
+    const before = sandbox.records.sessions({ environment: 'live' }).length;
+    const declined = inTmux(['--env', 'live', 'sessions', 'create', ...SESSION], live);
+    await declined.until(/in LIVE \(real money\)\. Continue\? \[y\/N\]/);
+    declined.type('n');
+    await declined.until(/\[exit 1\]/);
+    expect(sandbox.records.sessions({ environment: 'live' })).toHaveLength(before);
+    const accepted = inTmux(['--env', 'live', 'sessions', 'create', ...SESSION], live);
+    await accepted.until(/Continue\? \[y\/N\]/);
+    accepted.type('y');
+    const text = await accepted.until(/\[exit 0\]/);
+    expect(text).toMatch(/sessionId\s+SANDBOX-EXT-\d+/);
+    expect(sandbox.records.sessions({ environment: 'live' })).toHaveLength(before + 1);
+  });
+
+  it('shows a spinner while the terminal waits, and clears it', async () => {
+    const slow = createSandbox({ posDelayMs: 1_500 });
+    await slow.listen();
+    try {
+      const pane = inTmux(['pos', 'pay', '--poi-id', 'V400m-TEST-000001', '--amount', '1500'], { PAYMENT_SERVICE_BASE_URL: slow.baseUrl });
+      await pane.until(/Waiting for terminal V400m-TEST-000001\.\.\. \d s/);
+      const done = await pane.until(/\[exit 0\]/);
+      expect(done).not.toContain('Waiting for terminal');
+      expect(done).toMatch(/status\s+success/);
+    } finally {
+      await slow.close();
+    }
+  });
+});
+
+it('keeps the SDK import free of the CLI: the bundle of the bin carries commander, the package entry does not', () => {
+  expect(readFileSync(CLI, 'utf8')).toContain('commander');
+  const entry = readFileSync(join(ROOT, 'dist/index.mjs'), 'utf8');
+  expect(entry).not.toMatch(/commander/);
+  expect(existsSync(join(ROOT, 'node_modules/commander'))).toBe(true);
+});
