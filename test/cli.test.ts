@@ -317,7 +317,7 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', () => {
   it('prints a table by default, in colour unless NO_COLOR is set', async () => {
     const coloured = inTmux(['terminals', 'list']);
     const text = await coloured.until(/\[exit 0\]/, true);
-    expect(text).toMatch(/\u001b\[1mpoiId\s+name/);
+    expect(text).toContain('\u001b[1mpoiId');
     expect(text).toContain('V400m-TEST-000001');
     const plain = inTmux(['terminals', 'list'], { NO_COLOR: '1' });
     const plainText = await plain.until(/\[exit 0\]/, true);

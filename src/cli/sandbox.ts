@@ -57,7 +57,7 @@ function openInBrowser(url: string, terminal: Terminal): void {
 interface SandboxFlags {
   port: string;
   host: string;
-  webcode?: string;
+  webcode?: string | undefined;
   testKey?: string;
   liveKey?: string;
   testSecret?: string;
