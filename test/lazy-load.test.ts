@@ -3,14 +3,15 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, it } from 'vitest';
 
-// Importing the built package must not load ky, p-retry, uuid, jose or zod's schema compiler: they
-// load on first use, and ky only for a client with beforeRequest/afterResponse hooks, which it
-// runs. `npm test` builds dist/ first.
+// Importing the built package must not load ky, p-retry, uuid, jose, zod's schema compiler, the
+// network chunk (which holds the OpenTelemetry glue) or the optional @opentelemetry/api (installed
+// here as a devDependency): they load on first use, and ky only for a client with
+// beforeRequest/afterResponse hooks, which it runs. `npm test` builds dist/ first.
 const script = `
 import { registerHooks } from 'node:module';
 const loaded = [];
 registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
-const packages = () => [...new Set(loaded.flatMap((url) => /node_modules\\/(ky|p-retry|uuid|jose|zod)\\/|dist\\/(schema-compiler)\\.mjs$/.exec(url)?.slice(1).filter(Boolean) ?? []))].sort();
+const packages = () => [...new Set(loaded.flatMap((url) => /node_modules\\/(ky|p-retry|uuid|jose|zod|@opentelemetry\\/api)\\/|dist\\/(schema-compiler)\\.mjs$|dist\\/(network)-\\w+\\.mjs$/.exec(url)?.slice(1).filter(Boolean) ?? []))].sort();
 const sdk = await import(${JSON.stringify(new URL('../dist/index.mjs', import.meta.url).href)});
 const afterImport = packages();
 sdk.parseWebhook({ event_code: 'AUTHORISATION', data: { paymentReference: 'SHOP1-PXTT-1' } });
@@ -27,15 +28,15 @@ const hooked = await new sdk.PaymentClient({ ...options, hooks: { afterResponse:
 console.log(JSON.stringify({ afterImport, afterWebhook, afterRequest, afterHookedRequest: packages(), sessionIds: [session.sessionId, hooked.sessionId], statuses }));
 `;
 
-it('loads p-retry, uuid and the schema compiler on the first request, and ky on the first request with hooks', async () => {
+it('loads p-retry, uuid, the schema compiler and @opentelemetry/api on the first request, and ky on the first request with hooks', async () => {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root });
   const result = JSON.parse(stdout) as Record<string, unknown>;
   expect(result).toEqual({
     afterImport: [],
     afterWebhook: [],
-    afterRequest: ['p-retry', 'schema-compiler', 'uuid'],
-    afterHookedRequest: ['ky', 'p-retry', 'schema-compiler', 'uuid'],
+    afterRequest: ['@opentelemetry/api', 'network', 'p-retry', 'schema-compiler', 'uuid'],
+    afterHookedRequest: ['@opentelemetry/api', 'ky', 'network', 'p-retry', 'schema-compiler', 'uuid'],
     sessionIds: ['SHOP1-EXTT-1', 'SHOP1-EXTT-1'],
     statuses: [200],
   });

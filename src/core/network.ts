@@ -1,5 +1,6 @@
-// What the transport needs only once it sends a request: p-retry, uuid's v4 and zod's schema
-// compiler. Imported lazily as one module (see `loadNetwork` in transport.ts); re-exported by name
+// What the transport needs only once it sends a request: p-retry, uuid's v4, zod's schema
+// compiler and the OpenTelemetry glue (which imports the optional `@opentelemetry/api` itself, at
+// run time). Imported lazily as one module (see `loadNetwork` in transport.ts); re-exported by name
 // so that a bundler keeps only what is used. ky loads apart, for a client with hooks (ky-route.ts).
 import type * as z from 'zod/mini';
 import { changesMadeBy } from './schema-changes.js';
@@ -7,6 +8,31 @@ import { compile, validate } from './schema-compiler.js';
 
 export { default as pRetry } from 'p-retry';
 export { v4 as uuidv4 } from 'uuid';
+export { ready, startSpan } from './telemetry.js';
+
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
+
+/** The chain of causes below a fetch failure, outermost first (bounded: causes can be cyclic). */
+function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error; current !== undefined && current !== null && chain.length < 5; ) {
+    chain.push(current);
+    current = (current as { cause?: unknown }).cause;
+  }
+  return chain;
+}
+
+/**
+ * What a fetch failure says, for the transport's `ConnectionError`: the messages down its chain of
+ * causes, the first system error code (`ECONNRESET`...), and whether that code proves the request
+ * never left. Here, not in the transport: only a request that was sent can need it.
+ */
+export function fetchFailure(cause: unknown, afterResponse: boolean): { message: string; code: string | undefined; notSent: boolean } {
+  const chain = causeChain(cause);
+  const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string') as string | undefined;
+  const messages = chain.flatMap((item) => (item instanceof Error ? [item.message] : typeof item === 'string' ? [item] : []));
+  return { message: messages.join(': '), code, notSent: !afterResponse && code !== undefined && NOT_SENT_CODES.has(code) };
+}
 
 const checkers = new WeakMap<object, (data: unknown) => unknown>();
 

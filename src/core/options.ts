@@ -75,6 +75,23 @@ export interface ClientOptions {
   /** Check responses against the schemas. Default `true`. */
   validateResponses?: boolean | undefined;
   /**
+   * OpenTelemetry spans, when the app has `@opentelemetry/api` installed (an optional peer
+   * dependency, imported with the first request, never with the package; without it nothing
+   * changes). Default `true`; `false` turns this client's spans off.
+   *
+   * Each call is one `CLIENT` span named by its route template (`POST /payment/session`,
+   * `GET /payment/session/{sessionId}`), sent to the globally registered tracer provider and ended
+   * after the last attempt, with the attributes `http.request.method`, `url.template`,
+   * `server.address`, `server.port`, `http.response.status_code`, `http.request.resend_count`,
+   * `error.type` (the error's class name, with the span status `ERROR`), `payment_service.attempts`,
+   * `payment_service.idempotency_key`, `payment_service.error_code`, `payment_service.trace_id` and
+   * `payment_service.environment`. Each retry is a `retry` event (`payment_service.attempt`,
+   * `payment_service.delay_ms`, `error.type`). A listing makes one span per page; a call refused
+   * before sending (`RequestValidationError`) makes none. Never recorded: the API key, the query
+   * string, the full URL, bodies.
+   */
+  telemetry?: boolean | undefined;
+  /**
    * Allow a client in a web browser. Off by default, because the API key would be readable by
    * anyone who opens the page: call the service from your backend instead.
    */
@@ -97,6 +114,7 @@ export interface ResolvedOptions {
   hooks: ClientHooks | undefined;
   logger: Logger | undefined;
   validateResponses: boolean;
+  telemetry: boolean;
 }
 
 const ENV = {
@@ -196,8 +214,10 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
   if (appInfo?.version !== undefined && !/^[\w.+-]+$/.test(appInfo.version)) {
     throw new ConfigurationError('appInfo', 'Option "appInfo.version" must be a version token (letters, digits, . + - _)');
   }
-  if (options.validateResponses !== undefined && typeof options.validateResponses !== 'boolean') {
-    throw new ConfigurationError('validateResponses', 'Option "validateResponses" must be a boolean');
+  for (const flag of ['validateResponses', 'telemetry'] as const) {
+    if (options[flag] !== undefined && typeof options[flag] !== 'boolean') {
+      throw new ConfigurationError(flag, `Option "${flag}" must be a boolean`);
+    }
   }
   const budget = options.retryBudget;
   if (budget !== undefined && budget !== false) {
@@ -226,5 +246,6 @@ export function resolveOptions(options: ClientOptions = {}): ResolvedOptions {
     hooks: options.hooks,
     logger: options.logger,
     validateResponses: options.validateResponses ?? true,
+    telemetry: options.telemetry ?? true,
   };
 }

@@ -69,12 +69,14 @@ type Network = typeof import('./network.js');
 /**
  * p-retry, uuid and zod's schema compiler are imported on the first request, not with the package
  * (and ky on the first request of a client with hooks): an app that only parses webhooks, decodes
- * redirects or builds a client at start-up does not need them yet.
+ * redirects or builds a client at start-up does not need them yet. So is `@opentelemetry/api`,
+ * when the app has it (`ready`: see telemetry.ts).
  */
 let network: Network | undefined;
 let loading: Promise<Network> | undefined;
 export function loadNetwork(): Promise<Network> {
-  loading ??= import('./network.js').then((module) => {
+  loading ??= import('./network.js').then(async (module) => {
+    await module.ready;
     network = module;
     return module;
   });
@@ -92,7 +94,6 @@ export async function newIdempotencyKey(): Promise<string> {
 const abortController = (controller: AbortController) => controller.abort();
 
 const RESERVED_HEADERS = new Set(['x-api-key', 'content-type', 'idempotency-key']);
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
 
 function isCount(value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): boolean {
   return typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max;
@@ -117,26 +118,10 @@ function checkRequestOptions(options: RequestOptions, issues: ValidationIssue[])
   }
 }
 
-/** The chain of causes below a fetch failure, outermost first (bounded: causes can be cyclic). */
-function causeChain(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let current = error; current !== undefined && current !== null && chain.length < 5; ) {
-    chain.push(current);
-    current = (current as { cause?: unknown }).cause;
-  }
-  return chain;
-}
-
+/** A fetch failure as a `ConnectionError`. Only sent requests fail so: the network module is loaded. */
 function toConnectionError(cause: unknown, afterResponse: boolean): ConnectionError {
-  const chain = causeChain(cause);
-  const code = chain.map((item) => (item as { code?: unknown }).code).find((value) => typeof value === 'string') as string | undefined;
-  const messages = chain.flatMap((item) => (item instanceof Error ? [item.message] : typeof item === 'string' ? [item] : []));
-  return new ConnectionError(`Connection to the payment service failed: ${messages.join(': ')}`, {
-    cause,
-    code,
-    afterResponse,
-    notSent: !afterResponse && code !== undefined && NOT_SENT_CODES.has(code),
-  });
+  const { message, ...details } = (network as Network).fetchFailure(cause, afterResponse);
+  return new ConnectionError(`Connection to the payment service failed: ${message}`, { cause, afterResponse, ...details });
 }
 
 /**
@@ -216,8 +201,11 @@ export class Transport {
       request.idempotencyKey = options.idempotencyKey ?? net.uuidv4();
       request.headers['idempotency-key'] = request.idempotencyKey;
     }
-    const send = this.#send ?? (await this.#sender());
+    let send = this.#send ?? (await this.#sender());
     const check = this.#options.validateResponses ? net.checker(endpoint.response) : undefined;
+    // With OpenTelemetry (telemetry.ts), one span per call, ended after its last attempt; its attempts go out under it.
+    const span = net.startSpan(this.#options, endpoint, request, VERSION);
+    if (span) send = span.bind(send);
     const retryClass = endpoint.retryClass ?? (endpoint.method === 'GET' ? 'read' : 'write');
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;
@@ -253,6 +241,7 @@ export class Transport {
             delayMs,
             error: failure.name,
           });
+          span?.retry(attempt, delayMs, failure);
           await this.#options.hooks?.onRetry?.({ ...context, attempt, error: failure, delayMs });
           await sleep(delayMs, request.signal);
         };
@@ -275,9 +264,11 @@ export class Transport {
         );
       }
       this.#budget?.refund(tokensSpent);
+      span?.end(attempts, result);
       return result;
     } catch (error) {
       if (error instanceof PaymentServiceError) error.withContext({ ...context, attempts });
+      span?.fail(attempts, error);
       throw error;
     }
   }
