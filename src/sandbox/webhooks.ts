@@ -14,7 +14,7 @@ export interface WebhookRetryOptions {
   timeoutMs?: number;
 }
 
-/** What {@link WebhookDispatcher} reports after each attempt. */
+/** What the sandbox reports after each webhook delivery attempt (the `onWebhookAttempt` option). */
 export interface AttemptReport {
   delivery: WebhookDelivery;
   attempt: DeliveryAttempt;
