@@ -12,7 +12,7 @@ import { CSV_COLUMNS, csvField, reconcile } from '../examples/reconciliation.ts'
 import { tour } from '../examples/usage.ts';
 import { PaymentClient } from '../src/index.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../src/sandbox/index.js';
-import { posTestAmount, TEST_CARDS, TEST_SUCCESS_CARDHOLDER, TEST_TERMINALS } from '../src/testing/index.js';
+import { payTestSession, posTestAmount, TEST_CARDS, TEST_SUCCESS_CARDHOLDER, TEST_TERMINALS } from '../src/testing/index.js';
 
 // Each example, driven over real HTTP on 127.0.0.1 against its own sandbox.
 
@@ -45,19 +45,9 @@ async function startServer(): Promise<{ server: Server; url: string; serve(liste
 
 /** Pays on the hosted page as the customer's browser would; returns where the page sends the customer. */
 async function pay(paymentUrl: string, holderName: string = TEST_SUCCESS_CARDHOLDER): Promise<string> {
-  const card = TEST_CARDS.visa;
-  const form = {
-    cardNumber: card.number,
-    expiryMonth: card.expiryMonth,
-    expiryYear: card.expiryYear,
-    cvc: card.cvc,
-    holderName,
-    action: 'pay',
-  };
-  const response = await fetch(paymentUrl, { method: 'POST', body: new URLSearchParams(form) });
-  const refresh = response.headers.get('refresh') ?? '';
-  expect(refresh).toMatch(/^1; url=/);
-  return refresh.replace(/^\d+;\s*url=/i, '');
+  const { redirectUrl } = await payTestSession(paymentUrl, { holderName, card: TEST_CARDS.visa });
+  expect(redirectUrl).toBeDefined();
+  return redirectUrl ?? '';
 }
 
 /** Waits for the sandbox's webhook deliveries, then for `check`. */
@@ -304,10 +294,12 @@ describe('examples/pos-recovery.ts', () => {
       expect.stringMatching(/^till-5: 10\.99 EUR paid, \S+ \(recovered after a timeout, charged once\)$/),
     ]);
 
-    // Giving up at once leaves the outcome unknown: the state is saved, then resumed.
+    // Giving up at once leaves the outcome unknown: the state is saved, then resumed. The late
+    // completion is held back (moved to by the sandbox clock), so no machine load can make it early.
+    const held = await startSandbox({ posTimeoutResolveMs: 600_000 });
     const saved = new Map<string, string>();
     const pending = await chargeAtTerminal(
-      client,
+      held.client,
       { poiId: online.poiId, amountCents: posTestAmount('timeout', 2_000), reference: 'till-6' },
       { recover: { ...recover, maxWaitMs: 0 }, log, saveState: (reference, json) => saved.set(reference, json) },
     );
@@ -315,9 +307,11 @@ describe('examples/pos-recovery.ts', () => {
     const state = JSON.parse(saved.get('till-6') ?? '{}');
     expect(state).toMatchObject({ params: { poiId: online.poiId, customReference: 'till-6' }, idempotencyKey: expect.any(String) });
     expect(lines.at(-1)).toContain('client.pos.resumeRecovery({"idempotencyKey"');
-    const resumed = await resumeCharge(client, saved.get('till-6') ?? '', { recover: { pollIntervalMs: 10, maxWaitMs: 5_000 }, log });
+    expect(held.sandbox.records.posPayments({ status: 'timeout' })).toHaveLength(1);
+    await held.sandbox.advanceClock(600_000);
+    const resumed = await resumeCharge(held.client, saved.get('till-6') ?? '', { recover: { pollIntervalMs: 10, maxWaitMs: 5_000 }, log });
     expect(resumed).toMatchObject({ kind: 'paid', recovered: true });
-    expect(sandbox.records.posPayments().filter((payment) => payment.customReference === 'till-6')).toHaveLength(1);
+    expect(held.sandbox.records.posPayments().filter((payment) => payment.customReference === 'till-6')).toHaveLength(1);
   });
 });
 

@@ -1,12 +1,13 @@
 import type { Environment } from '../core/options.js';
-import { TEST_CARDHOLDER_NAMES } from '../testing/index.js';
+import { TEST_CARDHOLDER_NAMES, type TestCardholderName } from '../testing/index.js';
 import { readText } from './body.js';
 import type { SandboxClock } from './clock.js';
+import { escapeHtml } from './html.js';
 import type { SessionRecord } from './records.js';
-import { htmlResponse } from './responses.js';
+import { cspNonce, htmlResponse, SANDBOX_BANNER } from './responses.js';
 import { PAYMENT_PAGE_SECONDS, type SandboxService } from './service.js';
 import type { SandboxStore } from './store.js';
-import { checkCardForm } from './validation.js';
+import { type CardFormErrors, type CardFormProblem, checkCardForm } from './validation.js';
 
 /** What the payment page needs from the sandbox. */
 export interface PageContext {
@@ -19,8 +20,8 @@ export interface PageContext {
 }
 
 const PAGE_PATH = /^\/(pay-external-test|pay-external)\/([^/]+)$/;
-/** Seconds the "redirecting" message shows before the browser moves on. */
-const REDIRECT_SECONDS = 1;
+/** Seconds an outcome page waits before its script takes the customer back to the shop. */
+const RETURN_SECONDS = 5;
 
 interface FormValues {
   cardNumber: string;
@@ -30,39 +31,269 @@ interface FormValues {
   holderName: string;
 }
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+/** How a payment that did not complete ended, as its outcome page tells it. */
+type Outcome =
+  | { kind: 'declined'; name: Exclude<TestCardholderName, 'ERROR'> | undefined }
+  | { kind: 'error' | 'expired' | 'cancelled' | 'failed' };
+
+// Languages: the page follows the session's shopperLocale, Spanish for `es` and `es-*`, English for
+// any other tag. Every visible string is in these tables, one per language.
+
+type Language = 'en' | 'es';
+
+interface Strings {
+  /** For numbers (`25.99` or `25,99`). */
+  numberLocale: string;
+  banner: string;
+  payTitle(amount: string): string;
+  timeLeft: string;
+  cardNumber: string;
+  expiryDate: string;
+  month: string;
+  year: string;
+  cvc: string;
+  holderName: string;
+  pay(amount: string): string;
+  paying: string;
+  cancel: string;
+  summary(count: number): string;
+  problems: Record<CardFormProblem, string>;
+  hintTitle: string;
+  hintIntro: string;
+  hintNames: Record<TestCardholderName, string>;
+  outcomes: Record<Outcome['kind'], { title: string; message: string }>;
+  declineReasons: Record<Exclude<TestCardholderName, 'ERROR'>, string>;
+  noMoney: string;
+  returnNotice(seconds: number): string;
+  returnManual: string;
+  returnStopped: string;
+  returnButton: string;
+  stay: string;
+  notFoundTitle: string;
+  notFoundMessage: string;
+  methodTitle: string;
+  methodMessage: string;
 }
 
-function money(session: SessionRecord): string {
-  return `${(session.amount.value / 100).toFixed(2)} ${session.amount.currency}`;
+const MINUTES = PAYMENT_PAGE_SECONDS / 60;
+
+const STRINGS: Record<Language, Strings> = {
+  en: {
+    numberLocale: 'en-GB',
+    banner: 'Sandbox payment page: a simulation, no real card is charged.',
+    payTitle: (amount) => `Pay ${amount}`,
+    timeLeft: 'Time left to pay:',
+    cardNumber: 'Card number',
+    expiryDate: 'Expiry date',
+    month: 'Month (MM)',
+    year: 'Year (YY)',
+    cvc: 'Security code (CVC)',
+    holderName: 'Cardholder name',
+    pay: (amount) => `Pay ${amount}`,
+    paying: 'Processing the payment…',
+    cancel: 'Cancel payment',
+    summary: (count) => (count === 1 ? 'Please correct this field:' : `Please correct these ${count} fields:`),
+    problems: {
+      cardNumberLength: 'Enter a card number of 13 to 19 digits.',
+      cardNumberLuhn: 'This card number is not valid.',
+      expiryMonth: 'Enter the expiry month, 1 to 12.',
+      expiryYear: 'Enter the expiry year as two digits (YY).',
+      expired: 'This card has expired.',
+      cvc3: 'Enter the 3-digit security code.',
+      cvc4: 'Enter the 4-digit security code.',
+      holderNameShort: 'Enter the cardholder name (at least 3 characters).',
+    },
+    hintTitle: 'Test mode',
+    hintIntro: 'Any cardholder name pays, except these, which make the payment fail (upper or lower case):',
+    hintNames: {
+      DECLINED: 'declined by the issuer',
+      CARD_EXPIRED: 'expired card',
+      INVALID_CARD: 'invalid card number',
+      NOT_ENOUGH_BALANCE: 'insufficient funds',
+      CVC_DECLINED: 'security code refused',
+      FRAUD: 'suspected fraud',
+      ERROR: 'processor error',
+    },
+    outcomes: {
+      declined: { title: 'Payment declined', message: 'The payment was not authorised.' },
+      error: {
+        title: 'Payment could not be processed',
+        message: 'The payment processor had a technical error, so the payment was not made.',
+      },
+      expired: { title: 'Time is up', message: `The ${MINUTES} minutes to pay have passed, so the payment was not made.` },
+      cancelled: { title: 'Payment cancelled', message: 'The payment was cancelled.' },
+      failed: { title: 'Payment not completed', message: 'The payment was not completed.' },
+    },
+    declineReasons: {
+      DECLINED: "The card's issuer did not authorise the payment.",
+      CARD_EXPIRED: 'The card has expired.',
+      INVALID_CARD: 'The card number is not valid.',
+      NOT_ENOUGH_BALANCE: 'The card does not have enough funds.',
+      CVC_DECLINED: 'The security code (CVC) was not accepted.',
+      FRAUD: 'The payment was stopped as suspected fraud.',
+    },
+    noMoney: 'No money was taken.',
+    returnNotice: (seconds) => `You will be taken back to the shop in ${seconds} seconds.`,
+    returnManual: 'Use the button to go back to the shop.',
+    returnStopped: 'Automatic return stopped. Use the button to go back to the shop.',
+    returnButton: 'Return to the shop',
+    stay: 'Stay on this page',
+    notFoundTitle: 'Payment not found',
+    notFoundMessage: 'This payment link is not valid.',
+    methodTitle: 'Method not allowed',
+    methodMessage: 'This page only takes GET and POST requests.',
+  },
+  es: {
+    numberLocale: 'es-ES',
+    banner: 'Página de pago del sandbox: una simulación, no se cobra ninguna tarjeta real.',
+    payTitle: (amount) => `Pagar ${amount}`,
+    timeLeft: 'Tiempo para pagar:',
+    cardNumber: 'Número de tarjeta',
+    expiryDate: 'Fecha de caducidad',
+    month: 'Mes (MM)',
+    year: 'Año (AA)',
+    cvc: 'Código de seguridad (CVC)',
+    holderName: 'Nombre del titular',
+    pay: (amount) => `Pagar ${amount}`,
+    paying: 'Procesando el pago…',
+    cancel: 'Cancelar el pago',
+    summary: (count) => (count === 1 ? 'Corrija este campo:' : `Corrija estos ${count} campos:`),
+    problems: {
+      cardNumberLength: 'Introduzca un número de tarjeta de 13 a 19 cifras.',
+      cardNumberLuhn: 'Este número de tarjeta no es válido.',
+      expiryMonth: 'Introduzca el mes de caducidad, de 1 a 12.',
+      expiryYear: 'Introduzca el año de caducidad con dos cifras (AA).',
+      expired: 'Esta tarjeta ha caducado.',
+      cvc3: 'Introduzca el código de seguridad de 3 cifras.',
+      cvc4: 'Introduzca el código de seguridad de 4 cifras.',
+      holderNameShort: 'Introduzca el nombre del titular (al menos 3 caracteres).',
+    },
+    hintTitle: 'Modo de prueba',
+    hintIntro: 'Cualquier nombre de titular paga, salvo estos, que hacen fallar el pago (en mayúsculas o minúsculas):',
+    hintNames: {
+      DECLINED: 'denegado por el emisor',
+      CARD_EXPIRED: 'tarjeta caducada',
+      INVALID_CARD: 'número de tarjeta no válido',
+      NOT_ENOUGH_BALANCE: 'saldo insuficiente',
+      CVC_DECLINED: 'código de seguridad rechazado',
+      FRAUD: 'sospecha de fraude',
+      ERROR: 'error del procesador',
+    },
+    outcomes: {
+      declined: { title: 'Pago denegado', message: 'El pago no se autorizó.' },
+      error: { title: 'No se pudo procesar el pago', message: 'El procesador de pagos tuvo un error técnico y el pago no se realizó.' },
+      expired: { title: 'Se acabó el tiempo', message: `Han pasado los ${MINUTES} minutos para pagar y el pago no se realizó.` },
+      cancelled: { title: 'Pago cancelado', message: 'Se canceló el pago.' },
+      failed: { title: 'Pago no completado', message: 'El pago no se completó.' },
+    },
+    declineReasons: {
+      DECLINED: 'El emisor de la tarjeta no autorizó el pago.',
+      CARD_EXPIRED: 'La tarjeta ha caducado.',
+      INVALID_CARD: 'El número de tarjeta no es válido.',
+      NOT_ENOUGH_BALANCE: 'La tarjeta no tiene saldo suficiente.',
+      CVC_DECLINED: 'No se aceptó el código de seguridad (CVC).',
+      FRAUD: 'El pago se detuvo por sospecha de fraude.',
+    },
+    noMoney: 'No se ha cobrado nada.',
+    returnNotice: (seconds) => `Volverá a la tienda dentro de ${seconds} segundos.`,
+    returnManual: 'Use el botón para volver a la tienda.',
+    returnStopped: 'Vuelta automática detenida. Use el botón para volver a la tienda.',
+    returnButton: 'Volver a la tienda',
+    stay: 'Quedarme en esta página',
+    notFoundTitle: 'Pago no encontrado',
+    notFoundMessage: 'Este enlace de pago no es válido.',
+    methodTitle: 'Método no permitido',
+    methodMessage: 'Esta página solo admite peticiones GET y POST.',
+  },
+};
+
+/** The page's language and the `lang` of its `<html>`, for a BCP-47 tag (the session's `shopperLocale`). */
+interface PageLocale {
+  language: Language;
+  lang: string;
+  text: Strings;
 }
 
-const STYLE = `body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;color:#1b1d21}
-main{max-width:28rem;margin:2rem auto;background:#fff;padding:1.5rem 2rem;border-radius:.75rem;box-shadow:0 1px 4px #0002}
-.banner{background:#fff4ce;border:1px solid #e0c060;padding:.5rem .75rem;border-radius:.4rem;font-size:.9rem}
-label{display:block;margin-top:1rem;font-weight:600}input{width:100%;box-sizing:border-box;padding:.55rem;font-size:1rem;border:1px solid #8a8f98;border-radius:.35rem}
-fieldset{border:0;padding:0;margin:1rem 0 0}button,input{font:inherit}legend{font-weight:600;margin-top:1rem}.row{display:flex;gap:1rem}.row>div{flex:1}
+function localeOf(tag: string | null | undefined): PageLocale {
+  const value = (tag ?? '').trim();
+  const language: Language = /^es(-|$)/i.test(value) ? 'es' : 'en';
+  // The tag itself when it names the language shown (es-MX stays es-MX); the bare language otherwise.
+  const lang = /^[a-z]{2,3}(-[a-z0-9]{1,8})*$/i.test(value) && value.toLowerCase().startsWith(language) ? value : language;
+  return { language, lang, text: STRINGS[language] };
+}
+
+/** For a page without a session (an unknown link): the first language the browser asks for. */
+function requestLocale(request: Request): PageLocale {
+  return localeOf(/^\s*([a-z]{2,3}(-[a-z0-9]{1,8})*)/i.exec(request.headers.get('accept-language') ?? '')?.[1]);
+}
+
+const NUMBER_FORMATS = new Map<string, Intl.NumberFormat>();
+
+function money(session: SessionRecord, locale: PageLocale): string {
+  const tag = locale.text.numberLocale;
+  let format = NUMBER_FORMATS.get(tag);
+  if (!format) {
+    format = new Intl.NumberFormat(tag, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+    NUMBER_FORMATS.set(tag, format);
+  }
+  return `${format.format(session.amount.value / 100)} ${session.amount.currency}`;
+}
+
+const STYLE = `*,*::before,*::after{box-sizing:border-box}[hidden]{display:none!important}
+body{font-family:system-ui,sans-serif;background:#f4f5f7;margin:0;padding:.75rem;color:#1b1d21;line-height:1.5}
+main{max-width:28rem;margin:.75rem auto;background:#fff;padding:1.25rem 1rem;border-radius:.75rem;box-shadow:0 1px 4px #0002}
+@media (min-width:36rem){main{margin:2rem auto;padding:1.5rem 2rem}}
+h1{font-size:1.5rem;line-height:1.25;margin:1rem 0 .5rem}h2{font-size:1rem;margin:0 0 .25rem}
+.banner{background:#fff4ce;border:1px solid #e0c060;padding:.5rem .75rem;border-radius:.4rem;font-size:.9rem;margin:0}
+label{display:block;margin-top:1rem;font-weight:600}
+input{width:100%;padding:.55rem;font:inherit;border:1px solid #8a8f98;border-radius:.35rem}
+fieldset{border:0;padding:0;margin:1rem 0 0;min-width:0}legend{font-weight:600;padding:0}
+.row{display:flex;gap:1rem}.row>div{flex:1;min-width:0}.row label{margin-top:.25rem;font-weight:400}
 .error{color:#b00020;font-size:.9rem;margin:.25rem 0 0}[aria-invalid=true]{border-color:#b00020}
-.actions{display:flex;gap:1rem;margin-top:1.5rem}button{padding:.7rem 1.2rem;font-size:1rem;border-radius:.4rem;border:0;cursor:pointer}
-button.pay{background:#1a56db;color:#fff;flex:1}button.cancel{background:#e4e6eb;color:#1b1d21}#summary{border:2px solid #b00020;padding:.5rem .75rem;border-radius:.4rem}`;
+#summary{border:2px solid #b00020;padding:.5rem .75rem;border-radius:.4rem}#summary p{margin:0}#summary ul{margin:.25rem 0 0}
+.actions{display:flex;flex-wrap:wrap;gap:.75rem;margin-top:1.5rem}.actions>*{flex:1 1 auto}
+button,.button{display:inline-block;font:inherit;line-height:1.25;padding:.7rem 1.2rem;border-radius:.4rem;border:0;cursor:pointer;white-space:nowrap;text-align:center;text-decoration:none}
+.primary{background:#1a56db;color:#fff}.secondary{background:#e4e6eb;color:#1b1d21}
+button:disabled{background:#5f6570;color:#fff;cursor:progress}
+:focus-visible{outline:3px solid #1a56db;outline-offset:2px}
+.progress{margin:.75rem 0 0;font-weight:600}.progress:empty{display:none}
+.hint{margin-top:1.5rem;border-top:1px solid #d5d8de;padding-top:1rem;font-size:.9rem}.hint p{margin:0}
+.hint ul{margin:.25rem 0 0;padding-left:1.25rem}code{font-family:ui-monospace,monospace;font-weight:600}`;
 
-function layout(title: string, body: string, extraHead = ''): string {
+function layout(locale: PageLocale, nonce: string, title: string, body: string): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${escapeHtml(locale.lang)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
-${extraHead}<style>${STYLE}</style>
+<style nonce="${nonce}">${STYLE}</style>
 </head>
 <body>
 <main>
-<p class="banner" role="note">Sandbox payment page: a simulation, no real card is charged.</p>
+<p class="banner" role="note">${escapeHtml(locale.text.banner)}</p>
 ${body}
 </main>
 </body>
 </html>`;
+}
+
+/**
+ * Where the form page's POST may lead: the page itself and, because Chromium applies `form-action`
+ * to the redirects after a submission too, the origins of the shop's urlOk and urlKo (the 303s).
+ */
+function formTargets(session: SessionRecord): string[] {
+  const origins: string[] = [];
+  for (const url of [session.urlOk, session.urlKo]) {
+    try {
+      const { origin } = new URL(url);
+      // Only what is safe inside a CSP source list (no spaces, semicolons or commas).
+      if (/^https?:\/\/[a-z0-9.:[\]-]+$/i.test(origin)) origins.push(origin);
+    } catch {
+      // not a URL: nothing to allow
+    }
+  }
+  return origins;
 }
 
 function field(
@@ -70,62 +301,28 @@ function field(
   label: string,
   autocomplete: string,
   values: FormValues,
-  errors: Record<string, string>,
+  errors: CardFormErrors,
   extra = '',
 ): string {
   const errorKey = name === 'expiryMonth' || name === 'expiryYear' ? 'expiry' : name;
   const error = errors[errorKey];
   const describedBy = error ? ` aria-describedby="${errorKey}-error"` : '';
   const value = name === 'cvc' ? '' : values[name];
-  return `<label for="${name}">${label}</label>
+  return `<label for="${name}">${escapeHtml(label)}</label>
 <input id="${name}" name="${name}" autocomplete="${autocomplete}" value="${escapeHtml(value)}" required${error ? ' aria-invalid="true"' : ''}${describedBy}${extra}>`;
 }
 
-function errorText(key: string, errors: Record<string, string>): string {
+function errorText(key: keyof CardFormErrors, errors: CardFormErrors, text: Strings): string {
   const error = errors[key];
-  return error ? `<p class="error" id="${key}-error">${escapeHtml(error)}</p>` : '';
+  return error ? `<p class="error" id="${key}-error">${escapeHtml(text.problems[error])}</p>` : '';
 }
 
-function formPage(session: SessionRecord, remainingSeconds: number, values: FormValues, errors: Record<string, string>): string {
-  const count = Object.keys(errors).length;
-  const summary =
-    count === 0
-      ? ''
-      : `<div id="summary" role="alert" tabindex="-1"><p><strong>Please correct ${count === 1 ? 'this field' : `these ${count} fields`}:</strong></p><ul>${Object.entries(
-          errors,
-        )
-          .map(([key, message]) => `<li><a href="#${key === 'expiry' ? 'expiryMonth' : key}">${escapeHtml(message)}</a></li>`)
-          .join('')}</ul></div>`;
-  const minutes = Math.floor(remainingSeconds / 60);
-  const seconds = String(remainingSeconds % 60).padStart(2, '0');
-  return layout(
-    `Pay ${money(session)}`,
-    `<h1>Pay ${escapeHtml(money(session))}</h1>
-${session.description ? `<p>${escapeHtml(session.description)}</p>` : ''}
-<p>Time left to pay: <span id="countdown" role="timer" aria-live="off" data-seconds="${remainingSeconds}">${minutes}:${seconds}</span></p>
-${summary}
-<form method="post" novalidate>
-${field('cardNumber', 'Card number', 'cc-number', values, errors, ' inputmode="numeric"')}
-${errorText('cardNumber', errors)}
-<fieldset>
-<legend>Expiry date</legend>
-<div class="row">
-<div>${field('expiryMonth', 'Month (MM)', 'cc-exp-month', values, errors, ' inputmode="numeric" maxlength="2"')}</div>
-<div>${field('expiryYear', 'Year (YY)', 'cc-exp-year', values, errors, ' inputmode="numeric" maxlength="2"')}</div>
-</div>
-${errorText('expiry', errors)}
-</fieldset>
-${field('cvc', 'Security code (CVC)', 'cc-csc', values, errors, ' inputmode="numeric" maxlength="4"')}
-${errorText('cvc', errors)}
-${field('holderName', 'Cardholder name', 'cc-name', values, errors)}
-${errorText('holderName', errors)}
-<div class="actions">
-<button class="pay" type="submit" name="action" value="pay">Pay ${escapeHtml(money(session))}</button>
-<button class="cancel" type="submit" name="action" value="cancel" formnovalidate>Cancel payment</button>
-</div>
-</form>
-<script>
-(() => {
+/**
+ * The form page's script: the countdown, focus on the error summary, and the buttons disabled
+ * while the form is being sent (after the browser has read the form, so the clicked button's value
+ * is sent; a page restored from the history gets them back). The form works without it.
+ */
+const FORM_SCRIPT = `(() => {
   const node = document.getElementById('countdown');
   let left = Number(node.dataset.seconds);
   const summary = document.getElementById('summary');
@@ -136,20 +333,155 @@ ${errorText('holderName', errors)}
     if (left === 0) { clearInterval(timer); location.reload(); }
   };
   const timer = setInterval(tick, 1000);
-})();
-</script>`,
+
+  const form = document.getElementById('card-form');
+  const buttons = [...form.querySelectorAll('button')];
+  const progress = document.getElementById('progress');
+  let sending = false;
+  form.addEventListener('submit', (event) => {
+    if (sending) { event.preventDefault(); return; }
+    sending = true;
+    setTimeout(() => {
+      for (const button of buttons) button.disabled = true;
+      form.setAttribute('aria-busy', 'true');
+      progress.textContent = form.dataset.busy;
+    }, 0);
+  });
+  window.addEventListener('pageshow', (event) => {
+    if (!event.persisted) return;
+    sending = false;
+    for (const button of buttons) button.disabled = false;
+    form.removeAttribute('aria-busy');
+    progress.textContent = '';
+  });
+})();`;
+
+function formPage(session: SessionRecord, remainingSeconds: number, values: FormValues, errors: CardFormErrors): Response {
+  const locale = localeOf(session.shopperLocale);
+  const { text } = locale;
+  const nonce = cspNonce();
+  const entries = Object.entries(errors) as [keyof CardFormErrors, CardFormProblem][];
+  const summary =
+    entries.length === 0
+      ? ''
+      : `<div id="summary" role="alert" tabindex="-1"><p><strong>${escapeHtml(text.summary(entries.length))}</strong></p><ul>${entries
+          .map(
+            ([key, problem]) => `<li><a href="#${key === 'expiry' ? 'expiryMonth' : key}">${escapeHtml(text.problems[problem])}</a></li>`,
+          )
+          .join('')}</ul></div>`;
+  const minutes = Math.floor(remainingSeconds / 60);
+  const seconds = String(remainingSeconds % 60).padStart(2, '0');
+  const amount = money(session, locale);
+  const names = (Object.keys(TEST_CARDHOLDER_NAMES) as TestCardholderName[])
+    .map((name) => `<li><code>${name}</code>: ${escapeHtml(text.hintNames[name])}</li>`)
+    .join('');
+  const html = layout(
+    locale,
+    nonce,
+    text.payTitle(amount),
+    `<h1>${escapeHtml(text.payTitle(amount))}</h1>
+${session.description ? `<p>${escapeHtml(session.description)}</p>` : ''}
+<p>${escapeHtml(text.timeLeft)} <span id="countdown" role="timer" aria-live="off" data-seconds="${remainingSeconds}">${minutes}:${seconds}</span></p>
+${summary}
+<form id="card-form" method="post" novalidate data-busy="${escapeHtml(text.paying)}">
+${field('cardNumber', text.cardNumber, 'cc-number', values, errors, ' inputmode="numeric"')}
+${errorText('cardNumber', errors, text)}
+<fieldset>
+<legend>${escapeHtml(text.expiryDate)}</legend>
+<div class="row">
+<div>${field('expiryMonth', text.month, 'cc-exp-month', values, errors, ' inputmode="numeric" maxlength="2"')}</div>
+<div>${field('expiryYear', text.year, 'cc-exp-year', values, errors, ' inputmode="numeric" maxlength="2"')}</div>
+</div>
+${errorText('expiry', errors, text)}
+</fieldset>
+${field('cvc', text.cvc, 'cc-csc', values, errors, ' inputmode="numeric" maxlength="4"')}
+${errorText('cvc', errors, text)}
+${field('holderName', text.holderName, 'cc-name', values, errors)}
+${errorText('holderName', errors, text)}
+<div class="actions">
+<button class="primary pay" type="submit" name="action" value="pay">${escapeHtml(text.pay(amount))}</button>
+<button class="secondary cancel" type="submit" name="action" value="cancel" formnovalidate>${escapeHtml(text.cancel)}</button>
+</div>
+<p id="progress" class="progress" role="status"></p>
+</form>
+<section class="hint" aria-labelledby="hint-title">
+<h2 id="hint-title">${escapeHtml(text.hintTitle)}</h2>
+<p>${escapeHtml(text.hintIntro)}</p>
+<ul>${names}</ul>
+</section>
+<script nonce="${nonce}">${FORM_SCRIPT}</script>`,
   );
+  return htmlResponse(Object.keys(errors).length > 0 ? 422 : 200, html, undefined, { nonce, formAction: formTargets(session) });
 }
 
-function redirectPage(title: string, message: string, target: string, status = 200): Response {
+/**
+ * The outcome page's script: focus on "Return to the shop" (also set by `autofocus`), the announced
+ * return after a few seconds, a "Stay on this page" button that stops it, and Space on the link as
+ * on a button. Without JavaScript the page stays, and the link takes the customer back.
+ */
+const OUTCOME_SCRIPT = `(() => {
+  const link = document.getElementById('return');
+  const notice = document.getElementById('return-notice');
+  const stay = document.getElementById('stay');
+  const seconds = Number(link.dataset.seconds);
+  notice.textContent = link.dataset.notice;
+  link.focus();
+  link.addEventListener('keydown', (event) => {
+    if (event.key === ' ') { event.preventDefault(); link.click(); }
+  });
+  const timer = setTimeout(() => location.replace(link.href), seconds * 1000);
+  stay.hidden = false;
+  stay.addEventListener('click', () => {
+    clearTimeout(timer);
+    notice.textContent = stay.dataset.stopped;
+    stay.hidden = true;
+    link.focus();
+  });
+})();`;
+
+/** A page saying how the payment ended, with a focused "Return to the shop" and an announced return to urlKo. */
+function outcomePage(session: SessionRecord, outcome: Outcome): Response {
+  const locale = localeOf(session.shopperLocale);
+  const { text } = locale;
+  const nonce = cspNonce();
+  const { title, message } = text.outcomes[outcome.kind];
+  const reason = outcome.kind === 'declined' && outcome.name ? text.declineReasons[outcome.name] : message;
   const html = layout(
+    locale,
+    nonce,
     title,
     `<h1>${escapeHtml(title)}</h1>
-<p role="status">${escapeHtml(message)} Redirecting you to the shop&hellip;</p>
-<p><a id="continue" href="${escapeHtml(target)}">Continue to the shop</a></p>`,
-    `<meta http-equiv="refresh" content="${REDIRECT_SECONDS};url=${escapeHtml(target)}">\n`,
+<p id="outcome-message">${escapeHtml(reason)} ${escapeHtml(text.noMoney)}</p>
+<p id="return-notice" role="status">${escapeHtml(text.returnManual)}</p>
+<div class="actions">
+<a class="button primary" id="return" data-return href="${escapeHtml(session.urlKo)}" autofocus aria-describedby="outcome-message return-notice" data-seconds="${RETURN_SECONDS}" data-notice="${escapeHtml(text.returnNotice(RETURN_SECONDS))}">${escapeHtml(text.returnButton)}</a>
+<button class="secondary" id="stay" type="button" hidden data-stopped="${escapeHtml(text.returnStopped)}">${escapeHtml(text.stay)}</button>
+</div>
+<script nonce="${nonce}">${OUTCOME_SCRIPT}</script>`,
   );
-  return htmlResponse(status, html, { refresh: `${REDIRECT_SECONDS}; url=${target}` });
+  return htmlResponse(200, html, undefined, { nonce });
+}
+
+/** A page without a session or a form: the unknown link (404) and the wrong method (405). */
+function messagePage(status: number, locale: PageLocale, title: string, message: string, extra?: Record<string, string>): Response {
+  const nonce = cspNonce();
+  return htmlResponse(status, layout(locale, nonce, title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`), extra, {
+    nonce,
+  });
+}
+
+/** A 303 to the shop, where no message is needed: the payment completed, or the customer cancelled it. */
+function seeOther(target: string): Response {
+  return new Response(null, {
+    status: 303,
+    headers: {
+      location: target,
+      'cache-control': 'no-store',
+      'referrer-policy': 'no-referrer',
+      'x-content-type-options': 'nosniff',
+      'x-payment-sandbox': SANDBOX_BANNER,
+    },
+  });
 }
 
 function withQuery(url: string, name: string, value: string): string {
@@ -176,18 +508,27 @@ async function redirectData(session: SessionRecord, context: PageContext): Promi
     .sign(new TextEncoder().encode(context.clientSecrets[session.environment]));
 }
 
-async function finished(session: SessionRecord, context: PageContext): Promise<Response> {
-  if (session.status === 'completed') {
-    const target = withQuery(session.urlOk, 'data', await redirectData(session, context));
-    return redirectPage('Payment completed', `Payment ${session.paymentReference} is authorised.`, target);
-  }
-  const messages: Record<string, [string, string]> = {
-    cancelled: ['Payment cancelled', 'You cancelled the payment.'],
-    expired: ['Time is up', `The ${PAYMENT_PAGE_SECONDS / 60} minutes to pay have passed.`],
-    failed: ['Payment failed', 'The payment could not be completed.'],
-  };
-  const [title, message] = messages[session.status] ?? ['Payment not completed', ''];
-  return redirectPage(title, message, session.urlKo);
+/** What ended a failed session: its last attempt, declined for a reason of the Test table or a processor error. */
+function failureOf(session: SessionRecord): Outcome {
+  const attempt = session.attempts.at(-1);
+  if (attempt?.status === 'error') return { kind: 'error' };
+  if (attempt?.status !== 'refused') return { kind: 'failed' };
+  const name = (Object.keys(TEST_CARDHOLDER_NAMES) as TestCardholderName[]).find(
+    (key) => TEST_CARDHOLDER_NAMES[key].description === attempt.reason,
+  );
+  return { kind: 'declined', name: name === 'ERROR' ? undefined : name };
+}
+
+/**
+ * The answer for a session that is no longer pending: a 303 to urlOk with fresh `data` once it is
+ * completed, a 303 to urlKo when the customer has just cancelled it; otherwise (declined, processor
+ * error, expired, or a page opened again after a cancel) a page that says what happened.
+ */
+async function finished(session: SessionRecord, context: PageContext, cancelling = false): Promise<Response> {
+  if (session.status === 'completed') return seeOther(withQuery(session.urlOk, 'data', await redirectData(session, context)));
+  if (session.status === 'cancelled') return cancelling ? seeOther(session.urlKo) : outcomePage(session, { kind: 'cancelled' });
+  if (session.status === 'expired') return outcomePage(session, { kind: 'expired' });
+  return outcomePage(session, session.status === 'failed' ? failureOf(session) : { kind: 'failed' });
 }
 
 function readForm(text: string): FormValues & { action: string } {
@@ -211,35 +552,41 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   // Read before the session: from here on nothing awaits until the session's change is committed.
   const form = request.method === 'POST' ? readForm(await readText(request, context.maxBodyBytes)) : undefined;
   const session = context.service.sessionByToken(environment, match[2] ?? '');
-  if (!session) return htmlResponse(404, layout('Payment not found', '<h1>Payment not found</h1><p>This payment link is not valid.</p>'));
+  if (!session) {
+    const locale = requestLocale(request);
+    return messagePage(404, locale, locale.text.notFoundTitle, locale.text.notFoundMessage);
+  }
 
   if (request.method === 'GET' || request.method === 'HEAD') {
     if (session.status !== 'pending') return finished(session, context);
     context.store.transaction(() => context.service.opened(session));
     const remaining = PAYMENT_PAGE_SECONDS - Math.floor((context.clock.now() - (session.openedAt ?? 0)) / 1000);
     const empty = { cardNumber: '', expiryMonth: '', expiryYear: '', cvc: '', holderName: '' };
-    return htmlResponse(200, formPage(session, remaining, empty, {}));
+    return formPage(session, remaining, empty, {});
   }
-  if (!form) return htmlResponse(405, layout('Not allowed', '<h1>Method not allowed</h1>'), { allow: 'GET, POST' });
+  if (!form) {
+    const locale = localeOf(session.shopperLocale);
+    return messagePage(405, locale, locale.text.methodTitle, locale.text.methodMessage, { allow: 'GET, POST' });
+  }
 
-  if (session.status !== 'pending') return finished(session, context);
+  if (session.status !== 'pending') return finished(session, context, form.action === 'cancel' && session.status === 'cancelled');
   context.store.transaction(() => context.service.opened(session));
   if (form.action === 'cancel') {
     context.store.transaction(() => context.service.cancel(session));
-    return finished(session, context);
+    return finished(session, context, true);
   }
   const errors = checkCardForm(form, new Date(context.clock.now()));
   if (Object.keys(errors).length > 0) {
     const remaining = PAYMENT_PAGE_SECONDS - Math.floor((context.clock.now() - (session.openedAt ?? 0)) / 1000);
-    return htmlResponse(422, formPage(session, remaining, form, errors));
+    return formPage(session, remaining, form, errors);
   }
   const scripted = TEST_CARDHOLDER_NAMES[form.holderName.trim().toUpperCase() as keyof typeof TEST_CARDHOLDER_NAMES];
   if (scripted) {
     context.store.transaction(() =>
       context.service.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description),
     );
-    return redirectPage('Payment declined', `The payment was declined (${scripted.description}).`, session.urlKo);
+  } else {
+    context.store.transaction(() => context.service.authorise(session));
   }
-  context.store.transaction(() => context.service.authorise(session));
   return finished(session, context);
 }

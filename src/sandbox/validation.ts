@@ -174,29 +174,44 @@ export function dateFilter(query: URLSearchParams, field: string): number | null
   return time;
 }
 
-/** What the hosted form checks, field by field; an empty object means the card data is acceptable. */
+/** Why a field of the hosted form was refused; the page words each one in the customer's language. */
+export type CardFormProblem =
+  | 'cardNumberLength'
+  | 'cardNumberLuhn'
+  | 'expiryMonth'
+  | 'expiryYear'
+  | 'expired'
+  | 'cvc3'
+  | 'cvc4'
+  | 'holderNameShort';
+
+/** The hosted form's fields with a problem: the card number, the expiry date (month and year together), the CVC, the name. */
+export type CardFormErrors = Partial<Record<'cardNumber' | 'expiry' | 'cvc' | 'holderName', CardFormProblem>>;
+
+/**
+ * What the hosted form checks, field by field; an empty object means the card data is acceptable.
+ * The month may have one digit or two (`3` or `03`), as customers type it.
+ */
 export function checkCardForm(
   fields: { cardNumber: string; expiryMonth: string; expiryYear: string; cvc: string; holderName: string },
   now: Date,
-): Record<string, string> {
-  const errors: Record<string, string> = {};
+): CardFormErrors {
+  const errors: CardFormErrors = {};
   const number = fields.cardNumber.replace(/[\s-]/g, '');
-  if (!/^\d{13,19}$/.test(number)) errors.cardNumber = 'Enter a card number of 13 to 19 digits.';
-  else if (!isLuhnValid(number)) errors.cardNumber = 'This card number is not valid.';
+  if (!/^\d{13,19}$/.test(number)) errors.cardNumber = 'cardNumberLength';
+  else if (!isLuhnValid(number)) errors.cardNumber = 'cardNumberLuhn';
   const month = fields.expiryMonth.trim();
   const year = fields.expiryYear.trim();
-  if (!/^(0[1-9]|1[0-2])$/.test(month)) errors.expiry = 'Enter the expiry month as MM (01 to 12).';
-  else if (!/^\d{2}$/.test(year)) errors.expiry = 'Enter the expiry year as YY.';
+  if (!/^(0?[1-9]|1[0-2])$/.test(month)) errors.expiry = 'expiryMonth';
+  else if (!/^\d{2}$/.test(year)) errors.expiry = 'expiryYear';
   else {
     const fullYear = 2000 + Number(year);
     const currentYear = now.getUTCFullYear();
     const currentMonth = now.getUTCMonth() + 1;
-    if (fullYear < currentYear || (fullYear === currentYear && Number(month) < currentMonth)) errors.expiry = 'This card has expired.';
+    if (fullYear < currentYear || (fullYear === currentYear && Number(month) < currentMonth)) errors.expiry = 'expired';
   }
   const amex = /^3[47]/.test(number);
-  if (!(amex ? /^\d{4}$/ : /^\d{3}$/).test(fields.cvc.trim())) {
-    errors.cvc = amex ? 'Enter the 4-digit security code.' : 'Enter the 3-digit security code.';
-  }
-  if (fields.holderName.trim().length < 3) errors.holderName = 'Enter the cardholder name (at least 3 characters).';
+  if (!(amex ? /^\d{4}$/ : /^\d{3}$/).test(fields.cvc.trim())) errors.cvc = amex ? 'cvc4' : 'cvc3';
+  if (fields.holderName.trim().length < 3) errors.holderName = 'holderNameShort';
   return errors;
 }

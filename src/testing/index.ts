@@ -124,14 +124,22 @@ export interface TestPaymentOutcome {
   status: number;
 }
 
-/** The redirect of an answer: `Location` (303), a `Refresh` header, or the page's "Return to the shop" link. */
+/**
+ * The redirect of an answer: `Location` (303), a `Refresh` header, or the `href` of the page's
+ * "Return to the shop" link (the `<a>` with `data-return`, its attributes in any order).
+ */
 function redirectOf(response: Response, html: string): string | undefined {
   const location = response.headers.get('location');
   if (location) return new URL(location, response.url || undefined).href;
   const refresh = /url=(.*)$/i.exec(response.headers.get('refresh') ?? '')?.[1]?.trim();
   if (refresh) return refresh;
-  const link = /<a\b[^>]*\bdata-return\b[^>]*\bhref="([^"]*)"/i.exec(html)?.[1];
-  return link?.replaceAll('&amp;', '&');
+  const link = /<a\b(?=[^>]*\sdata-return[\s=>])[^>]*\shref="([^"]*)"/i.exec(html)?.[1];
+  const entities: Record<string, string> = { amp: '&', quot: '"', apos: "'", lt: '<', gt: '>' };
+  return link?.replace(/&(?:#(\d+)|#x([\da-f]+)|(amp|quot|apos|lt|gt));/gi, (entity, decimal?: string, hex?: string, name?: string) =>
+    decimal || hex
+      ? String.fromCodePoint(Number.parseInt(decimal ?? hex ?? '', decimal ? 10 : 16))
+      : (entities[name?.toLowerCase() ?? ''] ?? entity),
+  );
 }
 
 /**

@@ -10,24 +10,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PosPaymentPendingError, TerminalBusyError } from '../../src/index.js';
 import { parseDuration, SANDBOX_CODES, type Sandbox } from '../../src/sandbox/index.js';
-import { openPage, paidSession, type Receiver, type Started, sessionParams, startReceiver, startSandbox } from './support.js';
+import { openPage, paidSession, sessionParams, useSandboxes } from './support.js';
 
-const opened: Sandbox[] = [];
-const receivers: Receiver[] = [];
+const { start, receiver } = useSandboxes();
 const dirs: string[] = [];
-async function start(options: Parameters<typeof startSandbox>[0] = {}): Promise<Started> {
-  const started = await startSandbox(options);
-  opened.push(started.sandbox);
-  return started;
-}
-async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> {
-  const started = await startReceiver(options);
-  receivers.push(started);
-  return started;
-}
-afterAll(async () => {
-  await Promise.all(opened.map((sandbox) => sandbox.close()));
-  await Promise.all(receivers.map((item) => item.close()));
+afterAll(() => {
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 

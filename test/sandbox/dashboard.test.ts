@@ -4,21 +4,12 @@
  * back with a message) and refuse a post without the page's token; Test and Live stay apart; the
  * live stream sends `change` after a change. Chromium, axe and the keyboard: dashboard.browser.test.ts.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/index.js';
-import { paidSession, type Receiver, type Started, sessionParams, startReceiver, startSandbox } from './support.js';
+import { expectSecurityHeaders } from '../support/browser.js';
+import { paidSession, sessionParams, useSandboxes } from './support.js';
 
-const opened: Sandbox[] = [];
-const receivers: Receiver[] = [];
-async function start(options: Parameters<typeof startSandbox>[0] = {}): Promise<Started> {
-  const started = await startSandbox(options);
-  opened.push(started.sandbox);
-  return started;
-}
-afterAll(async () => {
-  await Promise.all(opened.map((sandbox) => sandbox.close()));
-  await Promise.all(receivers.map((receiver) => receiver.close()));
-});
+const { start, receiver } = useSandboxes();
 
 async function page(sandbox: Sandbox, path: string): Promise<{ status: number; headers: Headers; html: string }> {
   const response = await fetch(`${sandbox.baseUrl}${path}`, { redirect: 'manual' });
@@ -36,25 +27,9 @@ async function post(sandbox: Sandbox, action: string, fields: Record<string, str
   });
 }
 
-function expectSecurityHeaders(headers: Headers, html: string): void {
-  const csp = headers.get('content-security-policy') ?? '';
-  const nonce = /script-src 'nonce-([^']+)'/.exec(csp)?.[1];
-  expect(nonce).toEqual(expect.any(String));
-  expect(csp).toContain("frame-ancestors 'none'");
-  expect(csp).toContain("default-src 'none'");
-  expect(csp).not.toContain('unsafe-inline');
-  expect(headers.get('x-frame-options')).toBe('DENY');
-  expect(headers.get('referrer-policy')).toBe('no-referrer');
-  expect(headers.get('x-content-type-options')).toBe('nosniff');
-  expect(headers.get('content-type')).toBe('text/html; charset=utf-8');
-  // Every script and style carries this answer's nonce.
-  for (const tag of html.match(/<(script|style)\b[^>]*>/g) ?? []) expect(tag).toContain(`nonce="${nonce}"`);
-}
-
 describe('dashboard pages', () => {
   it('serves every page with the security headers, linking only to the sandbox itself', async () => {
-    const hook = await startReceiver();
-    receivers.push(hook);
+    const hook = await receiver();
     const { sandbox, test } = await start({ webhookUrls: [hook.url], modificationResolveMs: 0 });
     const paid = await paidSession(test);
     const refund = await test.modifications.refund({ paymentReference: paid.paymentReference, amount: { value: 100, currency: 'EUR' } });
@@ -139,8 +114,7 @@ describe('dashboard pages', () => {
 
 describe('dashboard actions without JavaScript', () => {
   it('expires, pays, resolves, resends, emits and advances, each sending the browser back with what happened', async () => {
-    const hook = await startReceiver({ failFirst: 1 });
-    receivers.push(hook);
+    const hook = await receiver({ failFirst: 1 });
     const { sandbox, test } = await start({ webhookUrls: [hook.url], webhookRetry: { attempts: 1 }, posTimeoutResolveMs: 600_000 });
     const toExpire = await test.sessions.create({ ...sessionParams });
     const here = `/test/sessions/${toExpire.sessionId}`;

@@ -5,21 +5,13 @@
  * that must never get a 500. Raw sockets (`node:net`) send what `fetch` will not.
  */
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { type ManualClock, manualClock, SANDBOX_CODES, type Sandbox, seededRandom } from '../../src/sandbox/index.js';
 import { isIsoDateTime } from '../../src/schemas/dates.js';
 import { TEST_CARDHOLDER_NAMES } from '../../src/testing/index.js';
-import { failureOf, paidSession, type RawResult, raw, type Started, sessionParams, startSandbox, submitForm, URL_KO } from './support.js';
+import { failureOf, paidSession, type RawResult, raw, type Started, sessionParams, submitForm, URL_KO, useSandboxes } from './support.js';
 
-const opened: Sandbox[] = [];
-async function start(options: Parameters<typeof startSandbox>[0] = {}): Promise<Started> {
-  const started = await startSandbox(options);
-  opened.push(started.sandbox);
-  return started;
-}
-afterAll(async () => {
-  await Promise.all(opened.map((sandbox) => sandbox.close()));
-});
+const { start } = useSandboxes();
 
 const HOUR = 3_600_000;
 const SESSION_PATH = '/external/v1/test/payment/session';

@@ -9,18 +9,28 @@ import {
   type TestCard,
   type TestCardholderName,
 } from '../../src/testing/index.js';
-import { describeInBrowser, launchChromium, type ShopReceiver, startShop } from '../support/browser.js';
+import {
+  artifactPath,
+  describeInBrowser,
+  expectSecurityHeaders,
+  launchChromium,
+  type ShopReceiver,
+  startShop,
+  watchCsp,
+} from '../support/browser.js';
 
 /**
  * The sandbox's hosted payment page, driven in Debian's headless Chromium the way a customer would:
- * by the labels and roles a screen reader announces. The browser really follows the redirect (a
- * meta refresh after about a second) to a small shop on 127.0.0.1.
+ * by the labels and roles a screen reader announces. The browser really goes back to a small shop
+ * on 127.0.0.1: at once (a 303) for a payment or a cancel, otherwise from a page that says what
+ * happened, by its focused "Return to the shop" link or by its script after 5 seconds. Every page
+ * runs under its own Content-Security-Policy, and no test may see a CSP violation.
  */
 
-/** Waits for a page or a redirect: the page redirects after ~1 s, so a few seconds is plenty. */
-const WAIT_MS = 5_000;
+/** Waits for a page or a redirect: an outcome page returns to the shop after 5 s. */
+const WAIT_MS = 10_000;
 const AMOUNT = { value: 2599, currency: 'EUR' } as const;
-const SCREENSHOT = '/tmp/payment-page.png';
+const SCREENSHOT = artifactPath('hosted-page', 'form-en-800x900.png');
 
 describeInBrowser('hosted payment page in a real browser', () => {
   let browser: Browser;
@@ -51,14 +61,21 @@ describeInBrowser('hosted payment page in a real browser', () => {
     customReference: string;
   }
 
-  /** The merchant's backend: a session whose return URLs point at the shop. */
+  /** The merchant's backend: a session whose return URLs point at the shop, for an English-speaking shopper. */
   async function checkout(payments: PaymentClient = client): Promise<Checkout> {
     const tag = `order-${++counter}`;
     const okPath = `/ok/${tag}`;
     const koPath = `/ko/${tag}`;
     const urlOk = shop.url(okPath);
     const urlKo = shop.url(koPath);
-    const session = await payments.sessions.create({ amount: AMOUNT, urlOk, urlKo, description: `Order ${tag}`, customReference: tag });
+    const session = await payments.sessions.create({
+      amount: AMOUNT,
+      urlOk,
+      urlKo,
+      description: `Order ${tag}`,
+      customReference: tag,
+      shopperLocale: 'en-GB',
+    });
     return { sessionId: session.sessionId, paymentUrl: session.paymentUrl, urlOk, urlKo, okPath, koPath, customReference: tag };
   }
 
@@ -71,13 +88,20 @@ describeInBrowser('hosted payment page in a real browser', () => {
   /**
    * Runs `visit` on `url` in a fresh browser context (no shared cookies or history), closed
    * afterwards whatever happens; safe for tests running concurrently. `seen` lists every document
-   * the browser loaded, so the short-lived "redirecting" page can be checked without racing its
-   * one-second refresh.
+   * the browser loaded, so an outcome page can be checked after the browser has left it. Every HTML
+   * answer of the sandbox is checked for the security headers, and no CSP violation may occur.
    */
   async function onPage(url: string, visit: (page: Page, seen: Seen[]) => Promise<void>): Promise<void> {
     const context: BrowserContext = await browser.newContext({ viewport: { width: 800, height: 900 } });
     const seen: Seen[] = [];
+    const documents: { url: string; status: number; headers: Record<string, string> }[] = [];
     try {
+      const csp = await watchCsp(context);
+      context.on('response', (response) => {
+        if (response.request().resourceType() === 'document' && new URL(response.url()).origin === new URL(url).origin) {
+          documents.push({ url: response.url(), status: response.status(), headers: response.headers() });
+        }
+      });
       await context.exposeBinding('recordDocument', (source, text: string) => {
         seen.push({ url: source.frame.url(), text });
       });
@@ -91,16 +115,35 @@ describeInBrowser('hosted payment page in a real browser', () => {
       page.setDefaultNavigationTimeout(WAIT_MS);
       await page.goto(url);
       await visit(page, seen);
+      for (const answer of documents) {
+        if (answer.status === 303) expect(answer.headers.location, answer.url).toBeDefined();
+        else expectSecurityHeaders(answer.headers);
+      }
+      expect(documents.length).toBeGreaterThan(0);
+      expect(csp.violations).toEqual([]);
     } finally {
       await context.close();
     }
   }
 
-  /** The page shown between the payment page and the shop: the result and a "redirecting" message. */
-  function redirectingPage(seen: Seen[], paymentUrl: string): string {
-    const page = seen.findLast((entry) => entry.url.startsWith(paymentUrl) && /redirecting/i.test(entry.text));
-    expect(page, `a "redirecting" page among ${JSON.stringify(seen.map((entry) => entry.url))}`).toBeDefined();
+  /** The last outcome page the browser showed before the shop: what happened, and a way back. */
+  function outcomePage(seen: Seen[], paymentUrl: string): string {
+    const page = seen.findLast((entry) => entry.url.startsWith(paymentUrl) && /return to the shop/i.test(entry.text));
+    expect(page, `an outcome page among ${JSON.stringify(seen.map((entry) => entry.url))}`).toBeDefined();
     return page?.text ?? '';
+  }
+
+  /** The documents of the payment page the browser loaded: only the form when the answer was a 303 to the shop. */
+  function pagesOf(seen: Seen[], paymentUrl: string): Seen[] {
+    return seen.filter((entry) => entry.url.startsWith(paymentUrl));
+  }
+
+  /** On an outcome page: "Return to the shop" has the focus, and Enter on it goes to urlKo. */
+  async function returnsByKeyboard(page: Page): Promise<void> {
+    const back = page.getByRole('link', { name: 'Return to the shop' });
+    await back.waitFor();
+    expect(await back.evaluate((node) => node === document.activeElement)).toBe(true);
+    await page.keyboard.press('Enter');
   }
 
   /** A sandbox of its own whose time moves only when told, for the 300 s page expiry. */
@@ -144,9 +187,9 @@ describeInBrowser('hosted payment page in a real browser', () => {
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Your payment was not completed');
   }
 
-  // Most tests wait for the page's ~1 s redirect, so they run side by side: each has its own
+  // Some tests wait for the outcome page's 5 s return, so they run side by side: each has its own
   // browser context, session and shop paths (and its own sandbox when it moves the clock).
-  describe('as a customer', { concurrent: true, timeout: 20_000 }, () => {
+  describe('as a customer', { concurrent: true, timeout: 30_000 }, () => {
     it('is an accessible card form: labelled inputs with autocomplete tokens, pay and cancel buttons, and a countdown', async () => {
       const order = await checkout();
       expect(new URL(order.paymentUrl).pathname).toMatch(/^\/pay-external-test\/[^/]+$/);
@@ -202,7 +245,8 @@ describeInBrowser('hosted payment page in a real browser', () => {
         await fillCard(page, TEST_CARDS.visa, TEST_SUCCESS_CARDHOLDER);
         await payButton(page).click();
         const landed = await arrivesAt(page, order.urlOk);
-        expect(redirectingPage(seen, order.paymentUrl)).toMatch(/payment completed/i);
+        // A 303 straight to the shop: the browser showed no page between the form and urlOk.
+        expect(pagesOf(seen, order.paymentUrl)).toHaveLength(1);
         expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Thank you for your order');
         token = landed.searchParams.get('data') ?? '';
       });
@@ -237,18 +281,30 @@ describeInBrowser('hosted payment page in a real browser', () => {
     };
     const declines = (Object.keys(TEST_CARDHOLDER_NAMES) as TestCardholderName[]).map((name) => ({ name, typed: typed[name] }));
 
-    it.each(declines)('cardholder name $typed fails the payment: urlKo without data, session failed', async ({ typed: holderName }) => {
-      const order = await checkout();
-      await onPage(order.paymentUrl, async (page, seen) => {
-        await fillCard(page, TEST_CARDS.visa, holderName);
-        await payButton(page).click();
-        await endsOnUrlKo(page, order);
-        expect(redirectingPage(seen, order.paymentUrl)).toMatch(/declined|failed/i);
-      });
-      const session = await client.sessions.retrieve(order.sessionId);
-      expect(session.status).toBe('failed');
-      expect(session.paymentReference ?? undefined).toBeUndefined();
-    });
+    it.each(declines)(
+      'cardholder name $typed fails the payment: an outcome page, then urlKo without data, session failed',
+      async ({ name, typed: holderName }) => {
+        const order = await checkout();
+        await onPage(order.paymentUrl, async (page, seen) => {
+          await fillCard(page, TEST_CARDS.visa, holderName);
+          await payButton(page).click();
+          const title = name === 'ERROR' ? 'Payment could not be processed' : 'Payment declined';
+          await page.getByRole('heading', { level: 1, name: title }).waitFor();
+          expect(await page.title()).toBe(title);
+          await returnsByKeyboard(page);
+          await endsOnUrlKo(page, order);
+          const text = outcomePage(seen, order.paymentUrl);
+          expect(text).toContain(title);
+          expect(text).toMatch(/no money was taken/i);
+          // "Declined" at most once (the title), never the reference's "declined, ..." wording.
+          expect(text.match(/declin/gi)?.length ?? 0).toBeLessThanOrEqual(name === 'ERROR' ? 0 : 1);
+          expect(text).not.toContain(TEST_CARDHOLDER_NAMES[name].description);
+        });
+        const session = await client.sessions.retrieve(order.sessionId);
+        expect(session.status).toBe('failed');
+        expect(session.paymentReference ?? undefined).toBeUndefined();
+      },
+    );
 
     const invalidForms = [
       {
@@ -342,12 +398,12 @@ describeInBrowser('hosted payment page in a real browser', () => {
       expect((await decodeRedirectData(token, sandbox.clientSecrets.test)).paymentReference).toBe(session.paymentReference);
     });
 
-    it('cancel sends the customer to urlKo without data and cancels the session', async () => {
+    it('cancel sends the customer to urlKo without data (a 303) and cancels the session', async () => {
       const order = await checkout();
       await onPage(order.paymentUrl, async (page, seen) => {
         await cancelButton(page).click();
         await endsOnUrlKo(page, order);
-        expect(redirectingPage(seen, order.paymentUrl)).toMatch(/cancelled/i);
+        expect(pagesOf(seen, order.paymentUrl)).toHaveLength(1);
       });
       expect((await client.sessions.retrieve(order.sessionId)).status).toBe('cancelled');
     });
@@ -375,10 +431,10 @@ describeInBrowser('hosted payment page in a real browser', () => {
       await expect(decodeRedirectData(token, sandbox.clientSecrets.test)).rejects.toBeInstanceOf(RedirectDataError);
     });
 
-    it('expiry: the countdown follows the sandbox clock, and a submit after 300 s lands on urlKo with the session expired', async () => {
+    it('expiry: the countdown follows the sandbox clock, and a submit after 300 s says so, then lands on urlKo with the session expired', async () => {
       await withManualClock(async (clock, payments) => {
         const order = await checkout(payments);
-        await onPage(order.paymentUrl, async (page) => {
+        await onPage(order.paymentUrl, async (page, seen) => {
           expect(await page.getByRole('timer').textContent()).toMatch(/^(5:00|4:5\d)$/);
 
           await clock.advance(120_000);
@@ -389,7 +445,10 @@ describeInBrowser('hosted payment page in a real browser', () => {
           await clock.advance(180_000);
           await fillCard(page, TEST_CARDS.visa, TEST_SUCCESS_CARDHOLDER);
           await payButton(page).click();
+          await page.getByRole('heading', { level: 1, name: 'Time is up' }).waitFor();
+          await returnsByKeyboard(page);
           await endsOnUrlKo(page, order);
+          expect(outcomePage(seen, order.paymentUrl)).toMatch(/5 minutes to pay have passed/);
         });
         const session = await payments.sessions.retrieve(order.sessionId);
         expect(session.status).toBe('expired');
@@ -397,7 +456,7 @@ describeInBrowser('hosted payment page in a real browser', () => {
       });
     });
 
-    it('expiry: reloading the page after 300 s lands on urlKo; a session whose page was never opened does not expire', async () => {
+    it('expiry: reloading the page after 300 s shows "Time is up", whose script returns to urlKo by itself after 5 s; a session whose page was never opened does not expire', async () => {
       await withManualClock(async (clock, payments) => {
         const opened = await checkout(payments);
         const untouched = await checkout(payments);
@@ -405,8 +464,13 @@ describeInBrowser('hosted payment page in a real browser', () => {
           expect(await page.getByRole('timer').isVisible()).toBe(true);
           await clock.advance(300_000);
           await page.reload();
+          await page.getByRole('heading', { level: 1, name: 'Time is up' }).waitFor();
+          const shown = Date.now();
+          expect(await page.getByRole('status').textContent()).toBe('You will be taken back to the shop in 5 seconds.');
+          // No key pressed: the page's own (nonce'd) script goes back to the shop.
           await endsOnUrlKo(page, opened);
-          expect(redirectingPage(seen, opened.paymentUrl)).toMatch(/time is up|expired/i);
+          expect(Date.now() - shown).toBeGreaterThan(3_500);
+          expect(outcomePage(seen, opened.paymentUrl)).toMatch(/time is up/i);
         });
         expect((await payments.sessions.retrieve(opened.sessionId)).status).toBe('expired');
         expect((await payments.sessions.retrieve(untouched.sessionId)).status).toBe('pending');

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll } from 'vitest';
 import { PaymentClient } from '../../src/index.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { TEST_CARDS } from '../../src/testing/index.js';
@@ -120,7 +121,10 @@ export interface FormAnswer {
   status: number;
   headers: Headers;
   html: string;
-  /** The `url=` target of the `Refresh` header, if any. */
+  /**
+   * Where the page sends the customer: the `Location` of a 303 (paid, cancelled), or the `href` of
+   * the outcome page's "Return to the shop" link (declined, error, expired); none for the form.
+   */
   target: string | undefined;
 }
 
@@ -159,8 +163,9 @@ export async function openPage(paymentUrl: string): Promise<FormAnswer> {
 
 async function answerOf(response: Response): Promise<FormAnswer> {
   const html = await response.text();
-  const refresh = response.headers.get('refresh');
-  const target = refresh ? /url=(.*)$/i.exec(refresh)?.[1]?.trim() : undefined;
+  const link = /<a\b(?=[^>]*\sdata-return[\s=>])[^>]*\shref="([^"]*)"/i.exec(html)?.[1];
+  const decoded = link?.replace(/&#(\d+);/g, (_, code: string) => String.fromCodePoint(Number(code))).replaceAll('&amp;', '&');
+  const target = response.headers.get('location') ?? decoded;
   return { status: response.status, headers: response.headers, html, target };
 }
 
@@ -255,4 +260,35 @@ export async function startReceiver(options: { failFirst?: number; failStatus?: 
 /** Lets pending I/O callbacks and promise chains run. */
 export function tick(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Starts sandboxes and webhook receivers for one test file, and closes them all after it. */
+export function useSandboxes(): {
+  start(options?: SandboxOptions): Promise<Started>;
+  receiver(options?: Parameters<typeof startReceiver>[0]): Promise<Receiver>;
+  /** Closes `sandbox` (one made in the test itself) with the others. */
+  adopt(sandbox: Sandbox): Sandbox;
+} {
+  const sandboxes: Sandbox[] = [];
+  const receivers: Receiver[] = [];
+  afterAll(async () => {
+    await Promise.all(sandboxes.map((sandbox) => sandbox.close()));
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+  });
+  return {
+    async start(options = {}) {
+      const started = await startSandbox(options);
+      sandboxes.push(started.sandbox);
+      return started;
+    },
+    async receiver(options = {}) {
+      const started = await startReceiver(options);
+      receivers.push(started);
+      return started;
+    },
+    adopt(sandbox) {
+      sandboxes.push(sandbox);
+      return sandbox;
+    },
+  };
 }

@@ -3,30 +3,15 @@
  * configured URL, retried with backoff against a receiver that fails first, with the delivery log
  * in `sandbox.records.deliveries()`; the events of online payments, POS payments and refunds.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import type { Sandbox, WebhookDelivery } from '../../src/sandbox/index.js';
+import { describe, expect, it } from 'vitest';
+import type { WebhookDelivery } from '../../src/sandbox/index.js';
 import { manualClock } from '../../src/sandbox/index.js';
-import { paidSession, type Receiver, type Started, sessionParams, startReceiver, startSandbox, submitForm } from './support.js';
+import { paidSession, sessionParams, submitForm, useSandboxes } from './support.js';
 
 const START = Date.UTC(2026, 0, 1);
 const EUR = (value: number) => ({ value, currency: 'EUR' as const });
 
-const sandboxes: Sandbox[] = [];
-const receivers: Receiver[] = [];
-async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> {
-  const started = await startReceiver(options);
-  receivers.push(started);
-  return started;
-}
-async function sandbox(options: Parameters<typeof startSandbox>[0] = {}): Promise<Started> {
-  const started = await startSandbox(options);
-  sandboxes.push(started.sandbox);
-  return started;
-}
-afterAll(async () => {
-  await Promise.all(sandboxes.map((item) => item.close()));
-  await Promise.all(receivers.map((item) => item.close()));
-});
+const { start: sandbox, receiver } = useSandboxes();
 
 const statuses = (delivery: WebhookDelivery | undefined) => delivery?.attempts.map((attempt) => attempt.status);
 

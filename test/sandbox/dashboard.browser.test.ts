@@ -1,0 +1,218 @@
+/**
+ * The dashboard in Debian's headless Chromium: axe-core finds no violation of impact serious or
+ * critical on any page at 1280×800 or 390×844 (screenshots of each go to the test artefacts), every
+ * control works from the keyboard alone, the page refreshes itself when a payment arrives, reading
+ * works with JavaScript off, and the browser never calls any address but the sandbox's own.
+ */
+import type { Browser, BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PaymentClient } from '../../src/index.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { payTestSession } from '../../src/testing/index.js';
+import { artifactPath, describeInBrowser, launchChromium, runAxe, seriousViolations } from '../support/browser.js';
+import { type Receiver, sessionParams, startReceiver } from './support.js';
+
+const SIZES = [
+  { name: 'desktop', width: 1280, height: 800 },
+  { name: 'phone', width: 390, height: 844 },
+] as const;
+
+describeInBrowser('sandbox dashboard in a real browser', () => {
+  let browser: Browser;
+  let sandbox: Sandbox;
+  let client: PaymentClient;
+  let hook: Receiver;
+
+  beforeAll(async () => {
+    hook = await startReceiver({ failFirst: 1 });
+    browser = await launchChromium();
+    sandbox = createSandbox({
+      posDelayMs: 0,
+      webhookUrls: [hook.url],
+      webhookRetry: { attempts: 1 },
+      posTimeoutResolveMs: 600_000,
+      modificationResolveMs: 0,
+    });
+    await sandbox.listen();
+    client = new PaymentClient({ apiKey: sandbox.keys.test, webcode: sandbox.webcode, baseUrl: sandbox.baseUrl, maxRetries: 0 });
+  }, 20_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await Promise.all([sandbox?.close(), hook?.close()]);
+  });
+
+  /** A context that records every request the page makes (bypassing the CSP only for axe's injected script). */
+  async function open(options: { javaScriptEnabled?: boolean; width?: number; height?: number } = {}) {
+    const context: BrowserContext = await browser.newContext({
+      viewport: { width: options.width ?? 1280, height: options.height ?? 800 },
+      javaScriptEnabled: options.javaScriptEnabled ?? true,
+      bypassCSP: true,
+    });
+    const requests: string[] = [];
+    context.on('request', (request) => requests.push(request.url()));
+    const page = await context.newPage();
+    return { context, page, requests };
+  }
+
+  it('has no serious or critical axe violation on any page, at 1280×800 and 390×844, with screenshots', async () => {
+    const paid = await client.sessions.create({ ...sessionParams, customReference: 'axe-paid' });
+    await payTestSession(paid.paymentUrl);
+    const { paymentReference } = await client.sessions.retrieve(paid.sessionId);
+    const refund = await client.modifications.refund({ paymentReference: paymentReference ?? '', amount: { value: 100, currency: 'EUR' } });
+    const pending = await client.sessions.create({ ...sessionParams, customReference: 'axe-pending' });
+    const pos = await client.pos.createPayment(
+      { poiId: 'V400m-TEST-000001', amount: { value: 1099, currency: 'EUR' } },
+      { recover: false },
+    );
+    await sandbox.webhooksSettled();
+    const [delivery] = sandbox.records.deliveries();
+    const pages: [string, string][] = [
+      ['overview', '/'],
+      ['overview-live', '/live'],
+      ['sessions', '/test/sessions'],
+      ['session-paid', `/test/sessions/${paid.sessionId}`],
+      ['session-pending', `/test/sessions/${pending.sessionId}`],
+      ['pos-payments', '/test/pos-payments'],
+      ['pos-payment-timeout', `/test/pos-payments/${pos.posPaymentId}`],
+      ['modifications', '/test/modifications'],
+      ['modification', `/test/modifications/${refund.refundReference}`],
+      ['deliveries', '/test/deliveries'],
+      ['delivery', `/test/deliveries/${delivery?.id}`],
+      ['reference', '/reference'],
+      ['not-found', '/test/sessions/NOPE'],
+      ['notice', `/test/sessions/${paid.sessionId}?notice=Done.`],
+      ['problem', `/test/sessions/${paid.sessionId}?problem=Something+went+wrong.`],
+    ];
+    for (const size of SIZES) {
+      const { context, page } = await open(size);
+      for (const [name, path] of pages) {
+        await page.goto(`${sandbox.baseUrl}${path}`);
+        await page.screenshot({ path: artifactPath('dashboard', `${name}-${size.width}x${size.height}.png`), fullPage: true });
+        expect(seriousViolations(await runAxe(page)), `${name} at ${size.width}×${size.height}`).toEqual([]);
+        // Nothing wider than the screen but the tables, which scroll inside their own region.
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow, `${name} at ${size.width}×${size.height} scrolls sideways`).toBeLessThanOrEqual(0);
+      }
+      await context.close();
+    }
+  }, 120_000);
+
+  it('runs every control from the keyboard alone: pay, expire, resolve, resend, advance the clock', async () => {
+    const { context, page, requests } = await open();
+    const toPay = await client.sessions.create({ ...sessionParams, customReference: 'keys-pay' });
+    const toExpire = await client.sessions.create({ ...sessionParams, customReference: 'keys-expire' });
+    const timedOut = await client.pos.createPayment(
+      { poiId: 'S1F2-TEST-000002', amount: { value: 2099, currency: 'EUR' } },
+      { recover: false },
+    );
+
+    /** Tabs to the control whose accessible name is `name` and presses `key` on it. */
+    async function press(name: string, key = 'Enter') {
+      for (let index = 0; index < 80; index++) {
+        await page.keyboard.press('Tab');
+        const focused = await page.evaluate(() => {
+          const element = document.activeElement as HTMLElement | null;
+          return element ? (element.getAttribute('aria-label') ?? element.textContent ?? '').trim() : '';
+        });
+        if (focused === name) {
+          await Promise.all([page.waitForLoadState('load'), page.keyboard.press(key)]);
+          return;
+        }
+      }
+      throw new Error(`No control named "${name}" reachable with Tab`);
+    }
+
+    // Pay as a declining holder: choose in the select with the arrow keys, then Pay.
+    await page.goto(`${sandbox.baseUrl}/test/sessions/${toPay.sessionId}`);
+    for (let index = 0; index < 80; index++) {
+      await page.keyboard.press('Tab');
+      if (await page.evaluate(() => document.activeElement?.id === 'holder')) break;
+    }
+    await page.keyboard.press('ArrowDown');
+    expect(await page.locator('#holder').inputValue()).toBe('DECLINED');
+    await press('Pay');
+    await page.waitForURL(/notice=/);
+    await expect(page.getByRole('status').first().textContent()).resolves.toContain('is now failed');
+    expect(sandbox.records.session(toPay.sessionId)?.attempts[0]?.reason).toBe('declined, generic');
+
+    await page.goto(`${sandbox.baseUrl}/test/sessions/${toExpire.sessionId}`);
+    await press('Expire now');
+    await page.waitForURL(/notice=/);
+    expect(sandbox.records.session(toExpire.sessionId)?.status).toBe('expired');
+
+    await page.goto(`${sandbox.baseUrl}/test/pos-payments/${timedOut.posPaymentId}`);
+    await press('Resolve as failed', 'Space');
+    await page.waitForURL(/notice=/);
+    expect(sandbox.records.posPayment(timedOut.posPaymentId)?.status).toBe('failed');
+
+    // The receiver failed the first delivery of this suite; resend one that failed.
+    const failed = sandbox.records.deliveries().find((delivery) => !delivery.delivered);
+    expect(failed).toBeDefined();
+    await page.goto(`${sandbox.baseUrl}/test/deliveries/${failed?.id}`);
+    await press('Resend');
+    await page.waitForURL(/notice=/);
+    expect(await page.getByRole('status').first().textContent()).toMatch(/Resent as delivery #\d+: HTTP 200/);
+
+    // The clock: type a duration in its field and submit with Enter.
+    const before = sandbox.control.clock().offsetMs;
+    await page.goto(`${sandbox.baseUrl}/`);
+    for (let index = 0; index < 40; index++) {
+      await page.keyboard.press('Tab');
+      if (await page.evaluate(() => document.activeElement?.id === 'advance-by')) break;
+    }
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('90s');
+    await Promise.all([page.waitForURL(/notice=/), page.keyboard.press('Enter')]);
+    expect(sandbox.control.clock().offsetMs - before).toBe(90_000);
+
+    // Only the sandbox's own address was ever asked for.
+    const origin = new URL(sandbox.baseUrl).origin;
+    expect(requests.filter((url) => !url.startsWith(`${origin}/`) && !url.startsWith('data:'))).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  it('refreshes a list by itself when the app makes a payment (live region), without a reload', async () => {
+    const { context, page, requests } = await open();
+    await page.goto(`${sandbox.baseUrl}/test/sessions`);
+    const marker = await page.evaluate(() => {
+      (window as unknown as { marker: number }).marker = Math.random();
+      return (window as unknown as { marker: number }).marker;
+    });
+    const session = await client.sessions.create({ ...sessionParams, customReference: 'live-arrival' });
+    await page.getByRole('link', { name: session.sessionId }).waitFor({ timeout: 5_000 });
+    // The same document: the region was refreshed, the page was not reloaded.
+    expect(await page.evaluate(() => (window as unknown as { marker: number }).marker)).toBe(marker);
+    await expect(page.locator('#live-status').textContent()).resolves.toMatch(/^Updated /);
+    const origin = new URL(sandbox.baseUrl).origin;
+    expect(requests.every((url) => url.startsWith(`${origin}/`) || url.startsWith('data:'))).toBe(true);
+    await context.close();
+  }, 30_000);
+
+  it('reads and acts with JavaScript off', async () => {
+    const { context, page } = await open({ javaScriptEnabled: false });
+    const session = await client.sessions.create({ ...sessionParams, customReference: 'no-js' });
+    await page.goto(`${sandbox.baseUrl}/test/sessions?status=pending`);
+    await page.getByRole('link', { name: session.sessionId }).click();
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.waitForURL(/notice=/);
+    expect(await page.getByRole('status').first().textContent()).toContain('is now completed');
+    expect(sandbox.records.session(session.sessionId)?.status).toBe('completed');
+    await context.close();
+  }, 30_000);
+
+  it('runs under its own Content-Security-Policy with no violation (no axe injection here)', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
+    });
+    await page.goto(`${sandbox.baseUrl}/test/sessions`);
+    const session = await client.sessions.create({ ...sessionParams, customReference: 'csp-live' });
+    // The live script (nonce'd) runs: it refreshes the list.
+    await page.getByRole('link', { name: session.sessionId }).waitFor({ timeout: 5_000 });
+    expect(violations).toEqual([]);
+    await context.close();
+  }, 30_000);
+});
