@@ -2,9 +2,9 @@
 // SDKs, in one process run with the variants interleaved in blocks. Prints tables and writes
 // bench/results.json. Never part of `npm test`; no timing here is asserted.
 import { execFileSync, spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -28,8 +28,17 @@ const WEBCODE = 'SHOP1';
 const TARGETS = { perCallRatio: 1.2, walkRatio: 1.25, bundleBytes: 25_000, importMs: 40, sandboxPerSecond: 3_000 };
 /** The sandbox store with `--data-dir`: creates/s as it grows, against its own rate at 1k and the in-memory one; memory; restart. */
 const STORE_TARGETS = { at20kRatio: 0.6, at100kRatio: 0.5, vsMemoryRatio: 0.5, rssGrowthMB: 100, restartMs: 1_000 };
+/** CLI export: sessions in the sandbox, and runs of the bin and of the raw loop each, alternating. */
+const EXPORT_ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 100_000);
+const EXPORT_RUNS = Number(process.env.BENCH_EXPORT_RUNS ?? 3);
+const EXPORT_TARGETS = { rowsPerSecond: 5_000, rssRangeMB: 50 };
+/** `BENCH_ONLY=export`: the CLI export section alone. */
+const ONLY = process.env.BENCH_ONLY;
+if (ONLY !== undefined && ONLY !== 'export') throw new Error(`BENCH_ONLY takes export, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
+const cliPath = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
+const exportRawPath = fileURLToPath(new URL('./export-raw.mjs', import.meta.url));
 const startedAt = performance.now();
 
 /**
@@ -182,6 +191,17 @@ const results = {
   import: {},
   bundle: {},
 };
+
+if (ONLY === 'export') {
+  try {
+    results.cliExport = await cliExportSection();
+  } finally {
+    server.kill();
+  }
+  printCliExport(results.cliExport);
+  console.log('\nBENCH_ONLY=export: bench/results.json left as it was.');
+  process.exit(0);
+}
 
 for (const [operation, variants] of Object.entries(perCall)) {
   results.perCall[operation] = await interleaved(variants, { calls: CALLS_PER_BLOCK, warm: 200 });
@@ -520,6 +540,113 @@ try {
   rmSync(storeDir, { recursive: true, force: true });
 }
 
+// CLI export: `payment-service-sdk export sessions --format csv --out FILE` of EXPORT_ROWS sessions
+// (100 000) from a sandbox in its own process, filled in process as the store section does, the
+// bin spawned as a person runs it. Its RSS is read from /proc/<pid>/status every 100 ms; after the
+// warm-up (until the file holds 10 % of its final size) it must stay within 50 MB, and the rate,
+// rows over the wall time from spawn to exit (node's start included), be at least 5 000 rows/s.
+// The baseline is a hand-written raw fetch loop writing the same CSV (bench/export-raw.mjs), also in
+// a process of its own; EXPORT_RUNS runs of each in a fresh random order per round, and both files
+// must be byte for byte the same.
+/** One export in a child process, its RSS sampled while it runs. */
+async function exportRun(args, env, file) {
+  rmSync(file, { force: true });
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (text) => (output += text));
+  child.stderr.setEncoding('utf8').on('data', (text) => (output += text));
+  const exited = once(child, 'exit');
+  const samples = [];
+  let peakMB = 0;
+  const sample = () => {
+    try {
+      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const rssMB = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]) / 1024;
+      peakMB = Math.max(peakMB, Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024);
+      if (rssMB > 0) samples.push({ ms: performance.now() - started, rssMB, bytes: statSync(file, { throwIfNoEntry: false })?.size ?? 0 });
+    } catch {
+      // gone between two samples
+    }
+  };
+  const timer = setInterval(sample, 100);
+  const [code] = await exited;
+  clearInterval(timer);
+  const ms = performance.now() - started;
+  if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code}: ${output}`);
+  const content = readFileSync(file);
+  const steady = samples.filter((entry) => entry.bytes >= content.length * 0.1).map((entry) => entry.rssMB);
+  // Memory that grew with the rows would be higher in the second half of the file than in the first.
+  const half = (second) => Math.max(...samples.filter((entry) => entry.bytes >= content.length / 2 === second).map((entry) => entry.rssMB));
+  return {
+    ms,
+    rowsPerSecond: (EXPORT_ROWS * 1000) / ms,
+    lines: content.toString('latin1').split('\r\n').length - 1,
+    sha256: createHash('sha256').update(content).digest('hex'),
+    samples: samples.length,
+    steadySamples: steady.length,
+    rssSteadyMinMB: Math.min(...steady),
+    rssSteadyMaxMB: Math.max(...steady),
+    rssFirstHalfMaxMB: half(false),
+    rssSecondHalfMaxMB: half(true),
+    rssPeakMB: peakMB,
+    // The bin's own summary line: its rate from the first request to the file closed.
+    reportedRowsPerSecond: Number(/\(([\d,]+) rows\/s\)/.exec(output)?.[1]?.replaceAll(',', '') ?? Number.NaN),
+  };
+}
+async function cliExportSection() {
+  const dir = mkdtempSync(join(tmpdir(), 'export-bench-'));
+  const exportSandbox = await startChild('./sandbox-server.mjs');
+  try {
+    const target = JSON.parse(exportSandbox.line);
+    exportSandbox.child.stdin.write(`fill ${EXPORT_ROWS}\n`);
+    const fill = JSON.parse(await exportSandbox.nextLine());
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('PAYMENT_SERVICE_')));
+    Object.assign(env, {
+      PAYMENT_SERVICE_BASE_URL: target.baseUrl,
+      PAYMENT_SERVICE_API_KEY: target.apiKey,
+      PAYMENT_SERVICE_WEBCODE: target.webcode,
+      PAYMENT_SERVICE_CONFIG: join(dir, 'no-profile.json'),
+    });
+    const file = join(dir, 'sessions.csv');
+    const variants = {
+      cli: [cliPath, 'export', 'sessions', '--format', 'csv', '--out', file],
+      raw: [exportRawPath, target.baseUrl, target.apiKey, target.webcode, file],
+    };
+    const runs = { cli: [], raw: [] };
+    for (let round = 0; round < EXPORT_RUNS; round++) {
+      for (const name of shuffle(Object.keys(variants))) runs[name].push(await exportRun(variants[name], env, file));
+    }
+    const summary = (list) => ({
+      medianMs: median(list.map((run) => run.ms)),
+      rowsPerSecond: (EXPORT_ROWS * 1000) / median(list.map((run) => run.ms)),
+      rssSteadyMinMB: Math.min(...list.map((run) => run.rssSteadyMinMB)),
+      rssSteadyMaxMB: Math.max(...list.map((run) => run.rssSteadyMaxMB)),
+      // The widest range of one run: flat means each run stays within its band.
+      rssRangeMB: Math.max(...list.map((run) => run.rssSteadyMaxMB - run.rssSteadyMinMB)),
+      rssRangesMB: list.map((run) => run.rssSteadyMaxMB - run.rssSteadyMinMB),
+      rssFirstHalfMaxMB: median(list.map((run) => run.rssFirstHalfMaxMB)),
+      rssSecondHalfMaxMB: median(list.map((run) => run.rssSecondHalfMaxMB)),
+      rssPeakMB: Math.max(...list.map((run) => run.rssPeakMB)),
+    });
+    const hashes = new Set([...runs.cli, ...runs.raw].map((run) => run.sha256));
+    return {
+      rows: EXPORT_ROWS,
+      runs: EXPORT_RUNS,
+      fill: { created: fill.created, ms: fill.ms },
+      cli: { ...summary(runs.cli), reportedRowsPerSecond: median(runs.cli.map((run) => run.reportedRowsPerSecond)) },
+      raw: summary(runs.raw),
+      ratioToRaw: median(runs.cli.map((run) => run.ms)) / median(runs.raw.map((run) => run.ms)),
+      sameCsv: hashes.size === 1 && [...runs.cli, ...runs.raw].every((run) => run.lines === EXPORT_ROWS + 1),
+      perRun: runs,
+    };
+  } finally {
+    exportSandbox.child.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+results.cliExport = await cliExportSection();
+
 // Helpers: operations per second.
 const head = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url');
 const payload = Buffer.from(JSON.stringify({ paymentReference: 'SHOP1-PXTT-1', amount: 2599, currency: 'EUR' })).toString('base64url');
@@ -796,6 +923,45 @@ table(
     ],
   ],
 );
+
+/** The CLI export table; on its own formatters, since BENCH_ONLY=export prints it before the others exist. */
+function printCliExport(cliExport) {
+  const rate = (value) => `${Math.round(value).toLocaleString('en-US')} rows/s`;
+  const band = (run) => `${run.rssSteadyMinMB.toFixed(1)} - ${run.rssSteadyMaxMB.toFixed(1)} MB`;
+  const met = (ok) => (ok ? 'met' : 'MISSED');
+  const ranges = (run) => `${run.rssRangesMB.map((range) => range.toFixed(1)).join(', ')} MB`;
+  const halves = (run) => `${run.rssFirstHalfMaxMB.toFixed(1)} -> ${run.rssSecondHalfMaxMB.toFixed(1)} MB`;
+  table(
+    `CLI export, ${cliExport.rows.toLocaleString('en-US')} sessions to CSV (--out), median of ${cliExport.runs} runs each, fresh processes; sandbox filled in ${(cliExport.fill.ms / 1000).toFixed(1)} s`,
+    ['measure', 'raw fetch loop', 'export (bin)', 'target'],
+    [
+      [
+        'wall time, spawn to exit',
+        `${(cliExport.raw.medianMs / 1000).toFixed(2)} s`,
+        `${(cliExport.cli.medianMs / 1000).toFixed(2)} s (${cliExport.ratioToRaw.toFixed(2)} x raw)`,
+        '',
+      ],
+      [
+        'rows / s over the wall time',
+        rate(cliExport.raw.rowsPerSecond),
+        rate(cliExport.cli.rowsPerSecond),
+        `>= ${rate(EXPORT_TARGETS.rowsPerSecond)}: ${met(cliExport.cli.rowsPerSecond >= EXPORT_TARGETS.rowsPerSecond)}`,
+      ],
+      ["rows / s, the bin's own summary line", '', rate(cliExport.cli.reportedRowsPerSecond), ''],
+      [
+        'RSS after warm-up (10 % of the file), min - max over the runs',
+        band(cliExport.raw),
+        band(cliExport.cli),
+        `range of a run <= ${EXPORT_TARGETS.rssRangeMB} MB: ${met(cliExport.cli.rssRangeMB <= EXPORT_TARGETS.rssRangeMB)}`,
+      ],
+      ['  range of each run', ranges(cliExport.raw), ranges(cliExport.cli), ''],
+      ['RSS max, first half of the file -> second half (median)', halves(cliExport.raw), halves(cliExport.cli), ''],
+      ['RSS peak (VmHWM)', `${cliExport.raw.rssPeakMB.toFixed(1)} MB`, `${cliExport.cli.rssPeakMB.toFixed(1)} MB`, ''],
+      ['same CSV, byte for byte, every run', '', cliExport.sameCsv ? 'yes' : 'NO', ''],
+    ],
+  );
+}
+printCliExport(results.cliExport);
 
 const { bundle } = results;
 table(

@@ -1,0 +1,445 @@
+/**
+ * `payment-service-sdk export sessions|pos|modifications`: every matching record of a listing,
+ * streamed page by page to CSV or NDJSON, on stdout or into `--out FILE`. One page is held at a
+ * time and written as one chunk of whole lines, waiting for the output to drain, so memory stays
+ * flat however long the listing. A progress bar on stderr when it is a terminal, a summary line
+ * always. Ctrl-C stops after the page in hand and prints the cursor to go on from with `--resume`;
+ * so does a failure of the service or the network.
+ */
+import { once } from 'node:events';
+import { type FileHandle, open } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import type { Command } from 'commander';
+import { type Paginator, type PaymentClient, PaymentServiceError } from '../index.js';
+import { csvLine, type Terminal, UsageError } from './io.js';
+import type { CommandContext } from './program.js';
+import { integer } from './sandbox.js';
+
+/** Exit codes after Ctrl-C and SIGTERM: 128 + the signal's number, as a shell reports a process the signal stopped. */
+const INTERRUPTED: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 130, SIGTERM: 143 };
+const BIN = 'payment-service-sdk';
+/** The bar is redrawn at most this often. */
+const REDRAW_MS = 100;
+
+type Row = Record<string, unknown>;
+type ExportFormat = 'csv' | 'ndjson';
+
+interface Filter {
+  flags: string;
+  description: string;
+  /** The listing parameter, also the commander option name. */
+  key: string;
+}
+
+interface Kind {
+  name: 'sessions' | 'pos' | 'modifications';
+  /** What the records are called in messages. */
+  noun: string;
+  description: string;
+  /** CSV columns, in order: the documented fields of a listing item, `amount` as `amount.value` and `amount.currency`. */
+  columns: readonly string[];
+  filters: readonly Filter[];
+  list(client: PaymentClient, params: Row, signal: AbortSignal): Paginator<unknown>;
+}
+
+const KINDS: readonly Kind[] = [
+  {
+    name: 'sessions',
+    noun: 'sessions',
+    description: 'every session of the listing, oldest first',
+    columns: [
+      'sessionId',
+      'status',
+      'amount.value',
+      'amount.currency',
+      'description',
+      'customReference',
+      'isPreAuth',
+      'createdAt',
+      'completedAt',
+      'paymentReference',
+      'paymentStatus',
+    ],
+    filters: [{ flags: '--status <status>', key: 'status', description: 'pending, completed, failed, expired or cancelled' }],
+    list: (client, params, signal) => client.sessions.list(params as never, { signal }),
+  },
+  {
+    name: 'pos',
+    noun: 'POS payments',
+    description: 'every POS payment of the listing',
+    columns: [
+      'posPaymentId',
+      'paymentReference',
+      'poiId',
+      'amount.value',
+      'amount.currency',
+      'status',
+      'isPreAuth',
+      'pspReference',
+      'errorMessage',
+      'description',
+      'customReference',
+      'createdAt',
+    ],
+    filters: [
+      { flags: '--status <status>', key: 'status', description: 'pending, success, failed or timeout' },
+      { flags: '--order <order>', key: 'order', description: 'asc or desc' },
+      { flags: '--created-at-start <time>', key: 'createdAtStart', description: 'from this time (YYYY-MM-DD HH:MM:SS, UTC)' },
+      { flags: '--created-at-end <time>', key: 'createdAtEnd', description: 'up to this time' },
+    ],
+    list: (client, params, signal) => client.pos.list(params as never, { signal }),
+  },
+  {
+    name: 'modifications',
+    noun: 'modifications',
+    description: 'every refund, capture, cancel and extend of the listing, oldest first',
+    columns: [
+      'operationReference',
+      'operationType',
+      'paymentReference',
+      'sessionId',
+      'status',
+      'requestedAt',
+      'createdAt',
+      'resolvedAt',
+      'amount.value',
+      'amount.currency',
+      'reason',
+    ],
+    filters: [
+      { flags: '--type <type>', key: 'type', description: 'refund, capture, cancel or extend' },
+      { flags: '--status <status>', key: 'status', description: 'for example pending or success' },
+    ],
+    list: (client, params, signal) => client.modifications.list(params as never, { signal }),
+  },
+];
+
+interface ExportFlags {
+  out?: string;
+  resume?: string;
+  take?: string;
+  [filter: string]: string | undefined;
+}
+
+/** `--format`, else by the extension of `--out` (`.csv` is CSV), else NDJSON. */
+function exportFormat(given: string | undefined, out: string | undefined): ExportFormat {
+  if (given === undefined) return out?.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson';
+  if (given !== 'csv' && given !== 'ndjson')
+    throw new UsageError(`export writes csv or ndjson; --format ${given} is not a streaming format`);
+  return given;
+}
+
+/** Reads `a.b` of a record: one function per column, made once. */
+function getter(column: string): (record: Row) => unknown {
+  const [first = '', second] = column.split('.');
+  if (second === undefined) return (record) => record[first];
+  return (record) => {
+    const inner = record[first];
+    return inner !== null && typeof inner === 'object' ? (inner as Row)[second] : undefined;
+  };
+}
+
+/** The lines of one page as one string, so that a page is written (or not) whole. */
+function formatter(format: ExportFormat, columns: readonly string[]): (items: readonly unknown[]) => string {
+  if (format === 'ndjson') {
+    return (items) => {
+      let chunk = '';
+      for (const item of items) chunk += `${JSON.stringify(item)}\n`;
+      return chunk;
+    };
+  }
+  const getters = columns.map(getter);
+  return (items) => {
+    let chunk = '';
+    for (const item of items) chunk += csvLine(getters.map((get) => get(item as Row)));
+    return chunk;
+  };
+}
+
+/** A word for a shell: quoted unless it is plain. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** 12,345: grouped by hand, as `toLocaleString` would load ICU's locale data (about 20 ms) for one line. */
+const number = (value: number) => String(Math.round(value)).replace(/\B(?=(\d{3})+$)/g, ',');
+
+/**
+ * The progress line: count / total, a bar, the share, the rate and the time left. A resumed export
+ * knows the listing's total but not how much of it came before the cursor: count and total only.
+ */
+function progressLine(noun: string, count: number, total: number | undefined, seconds: number, width: number, resumed = false): string {
+  const rate = seconds > 0 ? count / seconds : 0;
+  const rateText = `${number(rate)} rows/s`;
+  if (total === undefined) return `${noun} ${number(count)}  ${rateText}`;
+  if (resumed) return `${noun} ${number(count)} since the cursor (${number(total)} in the listing)  ${rateText}`;
+  if (total <= 0) return `${noun} ${number(count)} / 0  ${rateText}`;
+  const share = Math.min(1, count / total);
+  const left = rate > 0 && count < total ? `  ETA ${Math.ceil((total - count) / rate)} s` : '';
+  const head = `${noun} ${number(count)} / ${number(total)} `;
+  const tail = ` ${Math.floor(share * 100)
+    .toString()
+    .padStart(3)}%  ${rateText}${left}`;
+  const barWidth = Math.max(10, Math.min(40, width - head.length - tail.length - 3));
+  const filled = Math.round(share * barWidth);
+  return `${head}[${'#'.repeat(filled)}${'-'.repeat(barWidth - filled)}]${tail}`;
+}
+
+/** Resolves when the stream has drained, failed or closed, or the export is being stopped; never rejects. */
+function drained(stream: Writable, signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    const finish = () => {
+      stream.off('drain', finish).off('error', finish).off('close', finish);
+      signal.removeEventListener('abort', finish);
+      done();
+    };
+    stream.on('drain', finish).on('error', finish).on('close', finish);
+    signal.addEventListener('abort', finish);
+  });
+}
+
+/** Resolves once everything written so far has left the process (a write's callback runs after the earlier ones). */
+function flushed(stream: Writable): Promise<void> {
+  return new Promise((done) => {
+    if (stream.destroyed || stream.writableEnded) done();
+    else stream.write('', () => done());
+  });
+}
+
+/** The output: a file (appended to with --resume), or stdout. */
+interface Output {
+  stream: Writable;
+  /** Whether the CSV header goes first: not when continuing a file or a stream that has lines. */
+  fresh: boolean;
+  /** Ends the output: a file is flushed to disk and closed. */
+  close(): Promise<void>;
+}
+
+/** A file to resume into must end with a whole line (an export that was killed, not interrupted, may not). */
+async function checkWholeLines(out: string): Promise<void> {
+  let handle: FileHandle;
+  try {
+    handle = await open(out, 'r');
+  } catch {
+    return; // absent or unreadable: opening it for writing says what is wrong
+  }
+  const last = Buffer.alloc(1);
+  let size = 0;
+  try {
+    size = (await handle.stat()).size;
+    if (size > 0) await handle.read(last, 0, 1, size - 1);
+  } catch {
+    size = 0; // not a readable file (a directory, a device): opening it for writing says what is wrong
+  } finally {
+    await handle.close();
+  }
+  if (size > 0 && last[0] !== 0x0a)
+    throw new UsageError(`${out} ends in the middle of a line; cut it after its last complete line before resuming`);
+}
+
+/** Opens the output when the first page is in, so that a command that fails at once leaves no file behind. */
+async function openOutput(terminal: Terminal, out: string | undefined, resuming: boolean): Promise<Output> {
+  if (out === undefined) return { stream: terminal.stdout, fresh: !resuming, close: () => flushed(terminal.stdout) };
+  let handle: FileHandle;
+  try {
+    handle = await open(out, resuming ? 'a' : 'w');
+  } catch (error) {
+    throw new UsageError(`cannot write ${out}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+  const { size } = await handle.stat();
+  const stream = handle.createWriteStream({ autoClose: false, highWaterMark: 256 * 1024 });
+  return {
+    stream,
+    fresh: size === 0,
+    async close() {
+      try {
+        if (!stream.destroyed) {
+          const finished = once(stream, 'finish');
+          stream.end();
+          await finished;
+          await handle.sync();
+        }
+      } finally {
+        // The stream holds the handle until it is destroyed: `handle.close()` would wait for it forever.
+        if (!stream.closed) {
+          const closed = once(stream, 'close');
+          stream.destroy();
+          await closed;
+        }
+        await handle.close();
+      }
+    },
+  };
+}
+
+/** A bar on stderr, when stderr is a terminal the data is not also going to. */
+function progress(terminal: Terminal, show: boolean, line: () => string): { stop(): void } {
+  if (!show) return { stop() {} };
+  // Cut to the width: a line that wrapped could not be redrawn in place.
+  const draw = () => terminal.stderr.write(`\r${line().slice(0, (terminal.stderr.columns ?? 80) - 1)}\u001b[K`);
+  const timer = setInterval(draw, REDRAW_MS);
+  timer.unref();
+  draw();
+  return {
+    stop() {
+      clearInterval(timer);
+      terminal.stderr.write('\r\u001b[2K');
+    },
+  };
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof PaymentServiceError) return `${error.name}: ${error.message}`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags, command: Command): Promise<void> {
+  const { terminal } = context;
+  const global = context.options(command);
+  const format = exportFormat(global.format, flags.out);
+  const take = flags.take === undefined ? 100 : integer('take', flags.take, 1, 100);
+  const filters: Row = {};
+  for (const { key } of kind.filters) if (flags[key] !== undefined) filters[key] = flags[key];
+  const client = context.client(command);
+
+  /** The command that goes on from `cursor`: the same filters, format and output. */
+  const resumeCommand = (cursor: string) => {
+    const words = [BIN];
+    for (const [flag, value] of [
+      ['--env', global.env],
+      ['--profile', global.profile],
+      ['--base-url', global.baseUrl],
+      ['--webcode', global.webcode],
+    ] as const)
+      if (value !== undefined) words.push(flag, value);
+    words.push('export', kind.name, '--format', format);
+    for (const { flags: spelling, key } of kind.filters) {
+      const value = flags[key];
+      if (value !== undefined) words.push(spelling.split(' ')[0] ?? '', value);
+    }
+    if (flags.take !== undefined) words.push('--take', String(take));
+    if (flags.out !== undefined) words.push('--out', flags.out);
+    words.push('--resume', cursor);
+    return words.map(shellWord).join(' ');
+  };
+
+  if (flags.resume !== undefined && flags.out !== undefined) await checkWholeLines(flags.out);
+  const where = flags.out === undefined ? 'stdout' : flags.out;
+  const toLines = formatter(format, kind.columns);
+  const controller = new AbortController();
+  let stopping: NodeJS.Signals | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping !== undefined) {
+      // A second Ctrl-C: out at once; the output may end with a partial line.
+      terminal.stderr.write(`\nInterrupted again: stopped at once; ${where} may end with a partial line.\n`);
+      process.exit(INTERRUPTED[signal] ?? 1);
+    }
+    stopping = signal;
+    controller.abort(new Error(`${signal} received`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  // A closed stdout (`| head`) or a full disk fails a write: the export stops there.
+  let outputError: Error | undefined;
+  const onOutputError = (error: Error) => {
+    outputError ??= error;
+    controller.abort(error);
+  };
+  let output: Output | undefined;
+
+  let count = 0;
+  let total: number | undefined;
+  /** Where the rest of the listing starts: the cursor after the last page written whole. */
+  let cursor: string | null | undefined = flags.resume;
+  let complete = false;
+  let failure: unknown;
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
+  const showBar = Boolean(terminal.stderr.isTTY) && (flags.out !== undefined || !terminal.stdout.isTTY);
+  const bar = progress(terminal, showBar, () =>
+    progressLine(kind.noun, count, total, seconds(), terminal.stderr.columns ?? 80, flags.resume !== undefined),
+  );
+  try {
+    const pages = kind.list(
+      client,
+      { ...filters, take, ...(flags.resume === undefined ? {} : { cursor: flags.resume }) },
+      controller.signal,
+    );
+    let header = false;
+    for await (const page of pages.pages()) {
+      if (output === undefined) {
+        output = await openOutput(terminal, flags.out, flags.resume !== undefined);
+        output.stream.on('error', onOutputError);
+        header = format === 'csv' && output.fresh;
+      }
+      total ??= page.total;
+      let chunk = toLines(page.items);
+      if (header) {
+        chunk = csvLine([...kind.columns]) + chunk;
+        header = false;
+      }
+      // Handed to the stream whole: it reaches the output whether or not the loop goes on.
+      const full = !output.stream.write(chunk);
+      count += page.items.length;
+      cursor = page.hasMore ? page.cursor : null;
+      if (full && stopping === undefined && outputError === undefined) await drained(output.stream, controller.signal);
+      if (stopping !== undefined || outputError !== undefined) break;
+    }
+    complete = cursor === null || (stopping === undefined && outputError === undefined);
+  } catch (error) {
+    // An abort of Ctrl-C or of a failed output is not the service's failure.
+    if (stopping === undefined && outputError === undefined) failure = error;
+  } finally {
+    bar.stop();
+  }
+  // Still listening for Ctrl-C while the file is flushed and closed: the default would kill the process mid-write.
+  if (output !== undefined) {
+    try {
+      await output.close();
+    } catch (error) {
+      failure ??= error;
+      complete = false;
+    }
+    output.stream.off('error', onOutputError);
+  }
+  process.off('SIGINT', onSignal);
+  process.off('SIGTERM', onSignal);
+
+  const summary = `${number(count)} ${kind.noun} in ${seconds().toFixed(1)} s (${number(count / Math.max(seconds(), 0.001))} rows/s)`;
+  const resume =
+    cursor === undefined || cursor === null ? 'Run the same command again to start over.' : `Resume with: ${resumeCommand(cursor)}`;
+  if (complete && failure === undefined) {
+    terminal.stderr.write(`Exported ${summary} to ${where}.\n`);
+    return;
+  }
+  if (stopping !== undefined) {
+    await new Promise<void>((done) => terminal.stderr.write(`Interrupted after ${summary}. ${resume}\n`, () => done()));
+    process.exit(INTERRUPTED[stopping] ?? 1);
+  }
+  if (outputError !== undefined) throw new Error(`could not write to ${where} (${errorText(outputError)}) after ${summary}. ${resume}`);
+  // Nothing written: the same command starts at the same place; the error as it is (a usage mistake exits 2).
+  if (count === 0) throw failure;
+  throw new Error(`${errorText(failure)}. Stopped after ${summary}. ${resume}`);
+}
+
+/** Adds `export sessions|pos|modifications` to the program. */
+export function registerExport(program: Command, context: CommandContext): void {
+  const exporter = program
+    .command('export')
+    .description('stream every matching record to CSV or NDJSON, in constant memory; Ctrl-C prints a cursor to --resume from');
+  for (const kind of KINDS) {
+    const command = exporter
+      .command(kind.name)
+      .description(kind.description)
+      .option('--out <file>', 'write to FILE instead of stdout (appended to with --resume)')
+      .option('--resume <cursor>', 'start at this cursor, as printed by an interrupted export; no CSV header unless the file is empty')
+      .option('--take <n>', 'page size, 1 to 100 (default 100)');
+    for (const filter of kind.filters) command.option(filter.flags, filter.description);
+    command.addHelpText(
+      'after',
+      '\nFormat: --format csv or ndjson; default CSV when --out ends in .csv, else NDJSON. Data on stdout or in --out,\n' +
+        'progress and the summary on stderr. Exit 0 when complete, 1 on a failure (with the cursor to resume from), 130 on Ctrl-C.\n',
+    );
+    command.action((flags: ExportFlags, self: Command) => runExport(kind, context, flags, self));
+  }
+}
