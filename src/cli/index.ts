@@ -5,9 +5,11 @@
  */
 import { registerExport } from './export.js';
 import { processTerminal } from './io.js';
+import { registerListen } from './listen.js';
 import { run } from './program.js';
+import { registerTrigger } from './trigger.js';
 
-run(process.argv.slice(2), processTerminal(), [registerExport]).then(
+run(process.argv.slice(2), processTerminal(), [registerExport, registerListen, registerTrigger]).then(
   (code) => {
     // A server (sandbox, listen) keeps running; anything else ends with its code.
     process.exitCode = code;

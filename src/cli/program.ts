@@ -35,6 +35,8 @@ export interface GlobalOptions {
 export interface CommandContext {
   terminal: Terminal;
   options(command: Command): GlobalOptions;
+  /** The client settings in use: flags, then variables, then the profile. */
+  settings(command: Command): Profile;
   client(command: Command): PaymentClient;
   format(command: Command): Format;
   environment(command: Command): Environment;
@@ -52,8 +54,9 @@ export function createContext(terminal: Terminal): CommandContext {
   const context: CommandContext = {
     terminal,
     options: (command) => command.optsWithGlobals<GlobalOptions>(),
+    settings: (command) => settingsOf(context.options(command), terminal),
     client(command) {
-      const settings = settingsOf(context.options(command), terminal);
+      const settings = context.settings(command);
       return new PaymentClient({
         apiKey: settings.apiKey,
         webcode: settings.webcode,
@@ -135,7 +138,7 @@ const POS_COLUMNS = ['posPaymentId', 'status', 'amount.value', 'amount.currency'
 const MODIFICATION_COLUMNS = ['operationReference', 'operationType', 'status', 'amount.value', 'amount.currency', 'paymentReference'];
 
 /** A spinner on stderr while the terminal waits (a terminal only: a script's stderr gets no frames). */
-function spinner(terminal: Terminal, text: string): () => void {
+export function spinner(terminal: Terminal, text: string): () => void {
   if (!terminal.stderr.isTTY) return () => {};
   const frames = ['|', '/', '-', '\\'];
   const started = Date.now();

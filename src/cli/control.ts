@@ -1,0 +1,86 @@
+/**
+ * The sandbox's control API (`/_sandbox/...`) as `listen` and `trigger` reach it: over HTTP, with
+ * the client's key, unwrapping the service's envelopes. Against the real service none of this
+ * exists, and {@link findSandbox} says so by resolving `undefined`.
+ */
+import type { Environment } from '../index.js';
+
+/** How long the probe for a sandbox and each control request may take. */
+const CONTROL_TIMEOUT_MS = 10_000;
+
+/** The control API answered with a failure, or could not be reached (exit 1). */
+export class SandboxControlError extends Error {
+  override name = 'SandboxControlError';
+
+  /** @param answered whether the address answered at all (a refusal), or not (network, timeout). */
+  constructor(
+    message: string,
+    readonly answered: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/** A sandbox found at the client's base URL: control requests with its key. */
+export interface SandboxLink {
+  baseUrl: string;
+  environment: Environment;
+  /** A control request; `path` is relative to `/_sandbox/` (`clock`, `test/sessions/ID/pay`...). */
+  request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<T>;
+}
+
+interface Envelope {
+  success?: unknown;
+  data?: unknown;
+  error?: { message?: unknown; code?: unknown };
+}
+
+function linkTo(baseUrl: string, apiKey: string, environment: Environment): SandboxLink {
+  const root = baseUrl.replace(/\/+$/, '');
+  return {
+    baseUrl: root,
+    environment,
+    async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<T> {
+      let response: Response;
+      try {
+        response = await fetch(`${root}/_sandbox/${path}`, {
+          method,
+          headers: { 'x-api-key': apiKey, ...(body ? { 'content-type': 'application/json' } : {}) },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+          signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
+        });
+      } catch (error) {
+        throw new SandboxControlError(
+          `The sandbox at ${root} did not answer ${method} /_sandbox/${path}: ${(error as Error).message}`,
+          false,
+        );
+      }
+      const envelope = (await response.json().catch(() => ({}))) as Envelope;
+      if (!response.ok || envelope.success !== true) {
+        const message = typeof envelope.error?.message === 'string' ? envelope.error.message : `HTTP ${response.status}`;
+        throw new SandboxControlError(`The sandbox refused ${method} /_sandbox/${path}: ${message}`, true);
+      }
+      return envelope.data as T;
+    },
+  };
+}
+
+/**
+ * The sandbox at `baseUrl`, or `undefined` when the address is not one (the real service answers
+ * the probe `GET /_sandbox/clock` with no success envelope). Unreachable: rejects.
+ */
+export async function findSandbox(settings: {
+  baseUrl?: string | undefined;
+  apiKey?: string | undefined;
+  environment?: string | undefined;
+}): Promise<SandboxLink | undefined> {
+  if (!settings.baseUrl || !settings.apiKey) return undefined;
+  const link = linkTo(settings.baseUrl, settings.apiKey, settings.environment === 'live' ? 'live' : 'test');
+  try {
+    const clock = await link.request<{ epochMs?: unknown }>('GET', 'clock');
+    return typeof clock?.epochMs === 'number' ? link : undefined;
+  } catch (error) {
+    if (error instanceof SandboxControlError && error.answered) return undefined;
+    throw error;
+  }
+}

@@ -1,0 +1,323 @@
+/**
+ * `payment-service-sdk listen`: a local webhook receiver. Each delivery is read with
+ * `parseWebhook`, passed on as it came (raw body, original headers) to `--forward-to`, answered
+ * with the app's status, confirmed through the API as `client.webhooks.confirm` does, and printed:
+ * one line (or one JSON object) per event on stdout, everything else on stderr. Against the sandbox
+ * the receiver adds itself to the sandbox's webhook URLs, so new events and the dashboard's resends
+ * reach it, and takes itself off again on Ctrl-C.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Command } from 'commander';
+import { type PaymentClient, parseWebhook, type WebhookEvent, WebhookNotConfirmedError, WebhookParseError } from '../index.js';
+import { findSandbox, type SandboxLink } from './control.js';
+import { csvLine, type Format, paint, say, type Terminal, UsageError, useColor } from './io.js';
+import type { CommandContext } from './program.js';
+import { integer } from './sandbox.js';
+
+/** Headers of one hop, which a proxy must not pass on (RFC 9110, 7.6.1), and those fetch sets itself. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'content-length',
+]);
+/** What is shown of the app's answer. */
+const ANSWER_CHARS = 200;
+/** The sandbox waits 10 s for an answer to a webhook; the app gets as long. */
+const FORWARD_TIMEOUT_MS = 10_000;
+/** Larger deliveries are refused (413): a webhook is a small JSON object. */
+const MAX_BODY_BYTES = 1_048_576;
+
+/** How an event fared against the API: `confirmed`, a `WebhookNotConfirmedError` reason, `error`, or `skipped`. */
+type Confirmation = 'confirmed' | 'not-found' | 'mismatch' | 'unsupported' | 'error' | 'skipped';
+
+/** One printed event. */
+export interface ListenedEvent {
+  receivedAt: string;
+  eventCode: string;
+  /** The refund's reference for a REFUND, otherwise the payment's. */
+  reference: string | null;
+  paymentReference: string | null;
+  amount: number | null;
+  currency: string | null;
+  /** `paymentStatus` of an AUTHORISATION, `status` of a REFUND. */
+  status: string | null;
+  confirmation: Confirmation;
+  /** Why it was not confirmed. */
+  confirmationDetail: string | null;
+  /** The app's answer under `--forward-to`: its status (`null` when it did not answer) and the start of its body. */
+  forwarded: { status: number | null; body: string } | null;
+  event: WebhookEvent;
+}
+
+const CSV_COLUMNS = [
+  'receivedAt',
+  'eventCode',
+  'reference',
+  'paymentReference',
+  'amount',
+  'currency',
+  'status',
+  'confirmation',
+  'confirmationDetail',
+  'forwardedStatus',
+  'forwardedBody',
+] as const;
+
+interface ListenFlags {
+  port: string;
+  host: string;
+  forwardTo?: string;
+  confirm: boolean;
+}
+
+interface AppAnswer {
+  status: number | null;
+  /** The whole answer, passed back to the sender. */
+  body: Buffer;
+  contentType: string | null;
+  error?: string;
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function oneLine(value: string): string {
+  return value.replaceAll(/\s+/g, ' ').trim().slice(0, ANSWER_CHARS);
+}
+
+function forwardTarget(value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`--forward-to must be an absolute http(s) URL, got ${value}`);
+}
+
+/** The address a sender on this machine reaches a server bound to `host`, `port` at. */
+function localUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/`;
+}
+
+async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** POSTs the delivery to the app as it came: the same bytes, the same headers but those of one hop. */
+async function forward(target: string, request: IncomingMessage, body: Buffer): Promise<AppAnswer> {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || HOP_BY_HOP.has(name)) continue;
+    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
+  }
+  try {
+    const response = await fetch(target, {
+      method: 'POST',
+      headers,
+      body: new Uint8Array(body),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+    });
+    return { status: response.status, body: Buffer.from(await response.arrayBuffer()), contentType: response.headers.get('content-type') };
+  } catch (error) {
+    const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : (error as Error).message;
+    return { status: null, body: Buffer.alloc(0), contentType: null, error: reason };
+  }
+}
+
+async function confirmation(client: PaymentClient | undefined, event: WebhookEvent): Promise<[Confirmation, string | null]> {
+  if (!client) return ['skipped', null];
+  try {
+    await client.webhooks.confirm(event);
+    return ['confirmed', null];
+  } catch (error) {
+    if (error instanceof WebhookNotConfirmedError) return [error.reason, error.message];
+    return ['error', error instanceof Error ? `${error.name}: ${error.message}` : String(error)];
+  }
+}
+
+function describe(
+  event: WebhookEvent,
+): Pick<ListenedEvent, 'eventCode' | 'reference' | 'paymentReference' | 'amount' | 'currency' | 'status'> {
+  const data = event.data as Record<string, unknown>;
+  const paymentReference = text(data.paymentReference);
+  const refund = event.event_code === 'REFUND';
+  return {
+    eventCode: event.event_code,
+    reference: refund ? (text(data.refundReference) ?? paymentReference) : paymentReference,
+    paymentReference,
+    amount: typeof data.amount === 'number' ? data.amount : null,
+    currency: text(data.currency),
+    status: text(refund ? data.status : data.paymentStatus),
+  };
+}
+
+/** Writes one event as its format wants it: a line of text, a CSV line, or one JSON object per line. */
+function printer(terminal: Terminal, format: Format): (event: ListenedEvent) => void {
+  const out = terminal.stdout;
+  if (format === 'json' || format === 'ndjson') return (event) => out.write(`${JSON.stringify(event)}\n`);
+  if (format === 'csv') {
+    out.write(csvLine([...CSV_COLUMNS]));
+    return (event) =>
+      out.write(
+        csvLine(
+          CSV_COLUMNS.map((column) => {
+            if (column === 'forwardedStatus') return event.forwarded?.status;
+            if (column === 'forwardedBody') return event.forwarded?.body;
+            return event[column];
+          }),
+        ),
+      );
+  }
+  const color = useColor(terminal, out);
+  return (event) => {
+    const ok = event.confirmation === 'confirmed';
+    const parts = [
+      event.receivedAt.slice(11, 19),
+      event.eventCode.padEnd(13),
+      (event.reference ?? '-').padEnd(28),
+      (event.amount === null ? '-' : `${event.amount} ${event.currency ?? ''}`.trim()).padEnd(10),
+      (event.status ?? '-').padEnd(10),
+      paint(color, ok ? 32 : event.confirmation === 'skipped' ? 2 : 31, event.confirmation.padEnd(11)),
+    ];
+    if (event.forwarded) parts.push(`-> ${event.forwarded.status ?? 'no answer'} ${event.forwarded.body}`);
+    out.write(`${parts.join('  ').trimEnd()}\n`);
+  };
+}
+
+function reply(response: ServerResponse, status: number, body: Buffer | string, contentType = 'application/json'): void {
+  response.writeHead(status, { 'content-type': contentType });
+  response.end(body);
+}
+
+export function registerListen(program: Command, context: CommandContext): void {
+  program
+    .command('listen')
+    .description('receive webhooks on this machine: print each event, confirm it through the API, pass it on with --forward-to')
+    .option('--port <n>', 'port to listen on (0 picks a free one)', '0')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--forward-to <url>', "POST each delivery, raw body and headers, to your app; the sender gets the app's answer")
+    .option('--no-confirm', 'print events without confirming them through the API (no key needed)')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Each event is printed on stdout as it arrives: time, event code, reference, amount, status, whether the',
+        "API confirms it, and under --forward-to the app's status and the start of its answer. --format json",
+        'and ndjson print one JSON object per line; csv a header, then a line per event.',
+        '',
+        "Against the sandbox the receiver adds itself to its webhook URLs (the dashboard's resends reach it too)",
+        'and takes itself off on Ctrl-C. Against the service, set the webhook URL in the merchant dashboard.',
+        '',
+        'Example: payment-service-sdk listen --port 4242 --forward-to http://localhost:3000/webhooks',
+      ].join('\n'),
+    )
+    .action(async (flags: ListenFlags, command: Command) => {
+      const format = context.format(command);
+      const port = integer('port', flags.port, 0, 65_535);
+      const target = flags.forwardTo === undefined ? undefined : forwardTarget(flags.forwardTo);
+      const client = flags.confirm ? context.client(command) : undefined;
+      const settings = context.settings(command);
+      const print = printer(context.terminal, format);
+
+      const server = createServer((request, response) => {
+        void handle(request, response).catch((error: unknown) => {
+          say(context.terminal, `listen: ${(error as Error).message}`);
+          if (!response.headersSent) reply(response, 500, JSON.stringify({ error: 'listen failed' }));
+        });
+      });
+      const handle = async (request: IncomingMessage, response: ServerResponse) => {
+        if (request.method !== 'POST') {
+          response.setHeader('allow', 'POST');
+          reply(response, 405, JSON.stringify({ error: 'webhooks are POSTed' }));
+          return;
+        }
+        const receivedAt = new Date().toISOString();
+        const body = await readBody(request);
+        if (!body) {
+          reply(response, 413, JSON.stringify({ error: `a webhook is at most ${MAX_BODY_BYTES} bytes` }));
+          say(context.terminal, `listen: refused a delivery of more than ${MAX_BODY_BYTES} bytes`);
+          return;
+        }
+        let event: WebhookEvent | undefined;
+        try {
+          event = parseWebhook(body);
+        } catch (error) {
+          if (!(error instanceof WebhookParseError)) throw error;
+          say(context.terminal, `listen: a delivery that is not a webhook: ${error.message}`);
+        }
+        const answer = target ? await forward(target, request, body) : undefined;
+        if (answer?.status != null) reply(response, answer.status, answer.body, answer.contentType ?? 'text/plain');
+        else if (answer) reply(response, 502, JSON.stringify({ error: `the app did not answer: ${answer.error}` }));
+        else if (event) reply(response, 200, JSON.stringify({ received: true }));
+        else reply(response, 400, JSON.stringify({ error: 'not a webhook: a JSON object { event_code, data }' }));
+        if (answer?.error) say(context.terminal, `listen: ${target} did not answer: ${answer.error}`);
+        if (!event) return;
+        const [confirmed, detail] = await confirmation(client, event);
+        print({
+          receivedAt,
+          ...describe(event),
+          confirmation: confirmed,
+          confirmationDetail: detail,
+          forwarded: answer ? { status: answer.status, body: oneLine(answer.body.toString('utf8')) } : null,
+          event,
+        });
+      };
+
+      await new Promise<void>((ready, fail) => {
+        server.once('error', fail);
+        server.listen(port, flags.host, () => ready());
+      });
+      const url = localUrl(flags.host, (server.address() as AddressInfo).port);
+      const sandbox: SandboxLink | undefined = await findSandbox(settings).catch((error: unknown) => {
+        say(context.terminal, `listen: ${(error as Error).message}; not registered anywhere`);
+        return undefined;
+      });
+      if (sandbox) await sandbox.request('POST', 'webhook-urls', { url });
+
+      const stop = () => {
+        server.close();
+        const unregister = sandbox
+          ? sandbox.request('DELETE', `webhook-urls?url=${encodeURIComponent(url)}`).then(
+              () => say(context.terminal, `Removed ${url} from the sandbox's webhook URLs.`),
+              (error: unknown) => say(context.terminal, `listen: could not remove ${url} from the sandbox: ${(error as Error).message}`),
+            )
+          : Promise.resolve();
+        void unregister.then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+
+      say(context.terminal, `Listening for webhooks on ${url}`);
+      say(
+        context.terminal,
+        sandbox
+          ? `  registered as a webhook URL of the sandbox at ${sandbox.baseUrl}: its events and the dashboard's resends come here`
+          : '  not a sandbox: set this address (reachable from the service, for example through a tunnel) as the webhook URL in the merchant dashboard',
+      );
+      say(context.terminal, target ? `  forwarding each delivery to ${target}` : '  not forwarding (add --forward-to URL)');
+      say(context.terminal, client ? '  confirming each event through the API' : '  not confirming events (--no-confirm)');
+      say(context.terminal, 'Press Ctrl+C to stop.');
+      // Runs until a signal stops it.
+      await new Promise<never>(() => {});
+    });
+}
