@@ -4,10 +4,11 @@
  */
 import type { Command } from 'commander';
 
-/** Every command path with the words that may follow it: its subcommands and its long options. */
+/** Every command path with the words that may follow it: its subcommands, argument choices and long options. */
 function words(command: Command, path: string[] = [], into = new Map<string, string[]>()): Map<string, string[]> {
   const next = [
     ...command.commands.map((sub) => sub.name()),
+    ...command.registeredArguments.flatMap((argument) => argument.argChoices ?? []),
     ...command.options.flatMap((option) => (option.long ? [option.long] : [])),
     '--help',
   ];

@@ -6,12 +6,12 @@
  */
 import { Argument, type Command } from 'commander';
 import { parseWith, toIssues } from '../core/response.js';
-import { type PaymentClient, RequestValidationError, TerminalBusyError, type ValidationIssue } from '../index.js';
+import { type PaymentClient, TerminalBusyError, type ValidationIssue } from '../index.js';
 import { CreatePosPaymentParamsSchema } from '../schemas/pos.js';
 import { CreateSessionParamsSchema } from '../schemas/sessions.js';
 import { POS_TEST_ENDINGS, type PosTestOutcome, posTestAmount, TEST_CARDHOLDER_NAMES, TEST_TERMINALS } from '../testing/index.js';
 import { findSandbox, type SandboxLink } from './control.js';
-import { type Format, say, UsageError, writeRecords } from './io.js';
+import { type Format, UsageError, writeRecords } from './io.js';
 import { type CommandContext, spinner } from './program.js';
 
 /** How long a scenario waits for the sandbox to resolve a refund, or to attempt a webhook. */

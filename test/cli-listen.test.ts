@@ -1,0 +1,283 @@
+/**
+ * `payment-service-sdk listen`: the built bin as a local webhook receiver, fed by a sandbox on
+ * 127.0.0.1. It registers itself with the sandbox, prints and confirms each event, passes each
+ * delivery on byte for byte to `--forward-to` and answers with the app's status, receives the
+ * dashboard's resends, and takes itself off the sandbox on Ctrl-C.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../src/sandbox/index.js';
+import { buildOnce, killAll, run } from './sandbox/cli-process.js';
+import { type Started, sessionParams, useSandboxes } from './sandbox/support.js';
+
+const sandboxes = useSandboxes();
+const dir = mkdtempSync(join(tmpdir(), 'cli-listen-'));
+const servers: Server[] = [];
+
+beforeAll(() => buildOnce(), 60_000);
+afterAll(() => {
+  killAll();
+  for (const server of servers) server.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Printed {
+  eventCode: string;
+  reference: string | null;
+  paymentReference: string | null;
+  amount: number | null;
+  currency: string | null;
+  status: string | null;
+  confirmation: string;
+  confirmationDetail: string | null;
+  forwarded: { status: number | null; body: string } | null;
+  event: { event_code: string; data: Record<string, unknown> };
+}
+
+function envFor(sandbox: Sandbox | undefined, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('PAYMENT_SERVICE_') && name !== 'NO_COLOR') env[name] = value;
+  return {
+    ...env,
+    ...(sandbox
+      ? { PAYMENT_SERVICE_API_KEY: sandbox.keys.test, PAYMENT_SERVICE_WEBCODE: sandbox.webcode, PAYMENT_SERVICE_BASE_URL: sandbox.baseUrl }
+      : {}),
+    PAYMENT_SERVICE_CONFIG: join(dir, 'none.json'),
+    ...extra,
+  };
+}
+
+async function until<T>(what: string, read: () => T | false | null | undefined, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 20));
+  }
+}
+
+/** Starts `listen ...args` and resolves with its address once it says it is listening (and registered, against a sandbox). */
+async function listen(args: string[], env: NodeJS.ProcessEnv) {
+  const started = run(['listen', ...args], { env });
+  const url = await until(
+    `listen to start; stderr: ${started.stderr()}`,
+    () => /Press Ctrl\+C/.test(started.stderr()) && /Listening for webhooks on (\S+)/.exec(started.stderr())?.[1],
+  );
+  const events = () =>
+    started
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Printed);
+  return {
+    ...started,
+    url,
+    events,
+    eventsAt: (count: number) => until(`${count} events; stdout: ${started.stdout()}`, () => events().length >= count && events()),
+  };
+}
+
+async function post(url: string, body: string, method = 'POST') {
+  const response = await fetch(url, { method, headers: { 'content-type': 'application/json' }, ...(method === 'POST' ? { body } : {}) });
+  return { status: response.status, body: await response.text() };
+}
+
+async function paidSession(started: Started) {
+  const session = await started.test.sessions.create(sessionParams);
+  const paid = await started.sandbox.paySession('test', session.sessionId);
+  return paid.paymentReference ?? '';
+}
+
+/** A server on 127.0.0.1 that answers every request with `status` and `body`; `hits` counts them. */
+async function plainServer(status: number, body: string) {
+  const hits: string[] = [];
+  const server = createServer((request, response) => {
+    hits.push(`${request.method} ${request.url}`);
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(body);
+  });
+  servers.push(server);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
+}
+
+describe('against the sandbox', () => {
+  it("registers, prints and confirms each event, forwards it byte for byte, answers with the app's status; resends arrive; Ctrl-C unregisters", async () => {
+    const direct = await sandboxes.receiver();
+    const app = await sandboxes.receiver({ failFirst: 1, failStatus: 503 });
+    const started = await sandboxes.start({ webhookUrls: [direct.url] });
+    const { sandbox } = started;
+    const listener = await listen(['--forward-to', app.url, '--format', 'ndjson'], envFor(sandbox));
+    expect(sandbox.webhookUrls).toEqual([direct.url, listener.url]);
+    expect(listener.stderr()).toContain(`registered as a webhook URL of the sandbox at ${sandbox.baseUrl}`);
+
+    const reference = await paidSession(started);
+    // The app fails the first delivery with 503; listen answers the sandbox 503, so the sandbox retries (1 s later).
+    const [first, second] = await listener.eventsAt(2);
+    expect(first).toMatchObject({
+      eventCode: 'AUTHORISATION',
+      reference,
+      paymentReference: reference,
+      amount: 2599,
+      currency: 'EUR',
+      status: 'AUTHORISED',
+      confirmation: 'confirmed',
+      confirmationDetail: null,
+      forwarded: { status: 503, body: 'failing on purpose' },
+    });
+    expect(first?.event).toMatchObject({ event_code: 'AUTHORISATION', data: { customReference: 'order-42' } });
+    expect(second).toMatchObject({ reference, confirmation: 'confirmed', forwarded: { status: 200, body: 'ok' } });
+    const [delivery] = sandbox.records.deliveries({ url: listener.url });
+    expect(delivery?.attempts.map((attempt) => attempt.status)).toEqual([503, 200]);
+
+    // What the app got is what the sandbox sent: the same bytes, the same headers but those of one hop.
+    await direct.waitFor(1);
+    expect(app.received).toHaveLength(2);
+    expect(app.received[0]?.body).toBe(direct.received[0]?.body);
+    expect(app.received[0]?.headers['content-type']).toBe(direct.received[0]?.headers['content-type']);
+    expect(app.received[0]?.headers['user-agent']).toBe('payment-service-sdk-sandbox');
+
+    // A resend from the dashboard (its control API) reaches the receiver too.
+    await sandbox.resendDelivery('test', delivery?.id ?? 0);
+    const third = (await listener.eventsAt(3))[2];
+    expect(third).toMatchObject({ reference, confirmation: 'confirmed', forwarded: { status: 200 } });
+
+    listener.child.kill('SIGINT');
+    expect((await listener.exit).code).toBe(0);
+    expect(listener.stderr()).toContain(`Removed ${listener.url} from the sandbox's webhook URLs.`);
+    expect(sandbox.webhookUrls).toEqual([direct.url]);
+  });
+
+  it('prints a REFUND as a line of the table, confirmed', async () => {
+    const started = await sandboxes.start({ modificationResolveMs: 50 });
+    const listener = await listen(['--format', 'table'], envFor(started.sandbox));
+    expect(listener.stderr()).toContain('not forwarding (add --forward-to URL)');
+    const reference = await paidSession(started);
+    const refund = await started.test.modifications.refund({ paymentReference: reference, amount: { value: 500, currency: 'EUR' } });
+    const lines = await until('two lines', () => {
+      const all = listener.stdout().trim().split('\n');
+      return all.length >= 2 && all;
+    });
+    expect(lines[0]).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  AUTHORISATION  ${reference}\\s+2599 EUR\\s+AUTHORISED\\s+confirmed$`));
+    expect(lines[1]).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  REFUND\\s+${refund.refundReference}\\s+500 EUR\\s+success\\s+confirmed$`));
+    listener.child.kill('SIGTERM');
+    expect((await listener.exit).code).toBe(0);
+    expect(started.sandbox.webhookUrls).toEqual([]);
+  });
+
+  it('says when the API does not confirm an event; refuses what is not a webhook; CSV lines', async () => {
+    const started = await sandboxes.start();
+    const listener = await listen(['--format', 'csv'], envFor(started.sandbox));
+    const reference = await paidSession(started);
+    await until('the real event', () => listener.stdout().split('\r\n').length >= 3);
+
+    const forged = (data: Record<string, unknown>) =>
+      JSON.stringify({ event_code: 'AUTHORISATION', data: { currency: 'EUR', paymentStatus: 'AUTHORISED', ...data } });
+    expect((await post(listener.url, forged({ paymentReference: reference, amount: 1 }))).status).toBe(200);
+    expect((await post(listener.url, forged({ paymentReference: `${started.sandbox.webcode}-PXTT-999999`, amount: 100 }))).status).toBe(
+      200,
+    );
+    const refused = await post(listener.url, 'not json');
+    expect(refused.status).toBe(400);
+    expect((await post(listener.url, '', 'GET')).status).toBe(405);
+
+    const rows = await until('four CSV lines', () => {
+      const all = listener.stdout().split('\r\n').filter(Boolean);
+      return all.length >= 4 && all;
+    });
+    expect(rows[0]).toBe(
+      'receivedAt,eventCode,reference,paymentReference,amount,currency,status,confirmation,confirmationDetail,forwardedStatus,forwardedBody',
+    );
+    expect(rows[1]).toMatch(new RegExp(`,AUTHORISATION,${reference},${reference},2599,EUR,AUTHORISED,confirmed,,,$`));
+    // Each event is printed once confirmed: the two forged ones in either order.
+    const mismatch = rows.find((row) => row.includes(',mismatch,'));
+    expect(mismatch).toMatch(new RegExp(`,AUTHORISATION,${reference},${reference},1,EUR,AUTHORISED,mismatch,"The API does not confirm`));
+    expect(mismatch).toContain('amount is 2599, the webhook says 1');
+    expect(rows.find((row) => row.includes('-PXTT-999999'))).toMatch(/,100,EUR,AUTHORISED,not-found,/);
+    expect(rows).toHaveLength(4);
+    expect(listener.stderr()).toMatch(/listen: a delivery that is not a webhook: The webhook body is not valid JSON/);
+    listener.child.kill('SIGTERM');
+    await listener.exit;
+  });
+});
+
+describe('elsewhere', () => {
+  it('not a sandbox and --no-confirm: no key needed, no registration, events printed unconfirmed', async () => {
+    const service = await plainServer(404, JSON.stringify({ success: false, error: { message: 'Not found', code: 10004 } }));
+    const listener = await listen(['--no-confirm', '--format', 'json'], envFor(undefined, { PAYMENT_SERVICE_BASE_URL: service.url }));
+    expect(listener.stderr()).toMatch(/not a sandbox: set this address .* as the webhook URL in the merchant dashboard/);
+    expect(listener.stderr()).toContain('not confirming events (--no-confirm)');
+    expect(service.hits).toEqual([]);
+    const event = {
+      event_code: 'REFUND',
+      data: { amount: 100, currency: 'EUR', paymentReference: 'X-PXT-1', refundReference: 'X-RF-2', status: 'success' },
+    };
+    expect((await post(listener.url, JSON.stringify(event))).status).toBe(200);
+    const [printed] = await listener.eventsAt(1);
+    expect(printed).toMatchObject({
+      eventCode: 'REFUND',
+      reference: 'X-RF-2',
+      paymentReference: 'X-PXT-1',
+      amount: 100,
+      status: 'success',
+      confirmation: 'skipped',
+      forwarded: null,
+    });
+    listener.child.kill('SIGINT');
+    expect((await listener.exit).code).toBe(0);
+  });
+
+  it('an app that does not answer: the sender gets 502, the event is still printed', async () => {
+    const closed = createServer();
+    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
+    const down = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/hooks`;
+    await new Promise<void>((done) => closed.close(() => done()));
+    const listener = await listen(['--no-confirm', '--forward-to', down, '--format', 'ndjson'], envFor(undefined));
+    const answer = await post(listener.url, JSON.stringify({ event_code: 'CHARGEBACK', data: { paymentReference: 'X-PXT-1' } }));
+    expect(answer.status).toBe(502);
+    expect(answer.body).toContain('the app did not answer');
+    const [printed] = await listener.eventsAt(1);
+    expect(printed).toMatchObject({ eventCode: 'CHARGEBACK', confirmation: 'skipped', forwarded: { status: null, body: '' } });
+    expect(listener.stderr()).toContain(`listen: ${down} did not answer`);
+    listener.child.kill('SIGTERM');
+    await listener.exit;
+  });
+
+  it.each([
+    [['--forward-to', 'ftp://example.com/'], /--forward-to must be an absolute http\(s\) URL/],
+    [['--port', '70000'], /--port must be an integer from 0 to 65535/],
+    [['--format', 'xml'], /--format must be one of/],
+  ])('usage errors exit 2 in one line: %j', async (args, message) => {
+    const started = run(['listen', ...args], {
+      env: envFor(undefined, {
+        PAYMENT_SERVICE_API_KEY: 'sk_test_x',
+        PAYMENT_SERVICE_WEBCODE: 'W',
+        PAYMENT_SERVICE_BASE_URL: 'http://127.0.0.1:9',
+      }),
+    });
+    expect((await started.exit).code).toBe(2);
+    expect(started.stderr()).toMatch(message);
+    expect(started.stderr().trim().split('\n')).toHaveLength(1);
+    expect(started.stdout()).toBe('');
+  });
+
+  it('without a key (and without --no-confirm): exit 2, says which setting is missing', async () => {
+    const started = run(['listen'], { env: envFor(undefined) });
+    expect((await started.exit).code).toBe(2);
+    expect(started.stderr()).toMatch(/ConfigurationError: .*apiKey/);
+  });
+
+  it('help names every option and what is printed', async () => {
+    const started = run(['listen', '--help'], { env: envFor(undefined) });
+    expect((await started.exit).code).toBe(0);
+    for (const option of ['--port', '--host', '--forward-to', '--no-confirm']) expect(started.stdout()).toContain(option);
+    expect(started.stdout()).toContain('--format json');
+    expect(started.stdout()).toContain('merchant dashboard');
+  });
+});
