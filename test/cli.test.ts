@@ -2,7 +2,8 @@
  * The integrator's CLI, as a script and a person use it: the built bin (dist/cli.cjs) spawned
  * against a sandbox on 127.0.0.1. Help and exit codes, every resource command with parseable
  * output in each format, settings from flags, variables and a profile file, the Live-write guard,
- * and, in tmux, what only a terminal shows: the table, colour, the confirmation prompt.
+ * and, in tmux, what only a terminal shows: the table, colour, the confirmation prompt, the spinner,
+ * and `listen` printing events as they come.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -90,6 +91,9 @@ describe('help, version and exit codes', () => {
       'terminals',
       'decode-redirect',
       'config',
+      'export',
+      'listen',
+      'trigger',
       'completion',
     ])
       expect(root.stdout).toContain(`  ${command}`);
@@ -101,6 +105,9 @@ describe('help, version and exit codes', () => {
       ['terminals', 'list'],
       ['config', 'set'],
       ['sandbox'],
+      ['export', 'sessions'],
+      ['listen'],
+      ['trigger'],
     ]) {
       const help = await cli([...path, '-h']);
       expect(help.code, path.join(' ')).toBe(0);
@@ -281,6 +288,8 @@ describe('settings: flags, variables, profile file', () => {
     expect(complete(['payment-service-sdk', 'ses'])).toBe('sessions');
     expect(complete(['payment-service-sdk', 'sessions', 'cr'])).toBe('create');
     expect(complete(['payment-service-sdk', 'sessions', 'create', '--url-'])).toBe('--url-ok --url-ko');
+    expect(complete(['payment-service-sdk', 'trigger', 'pos.'])).toBe('pos.success pos.timeout pos.terminal-busy');
+    expect(complete(['payment-service-sdk', 'listen', '--f'])).toBe('--forward-to');
     expect((await cli(['completion', 'zsh'])).stdout).toContain('bashcompinit');
     expect((await cli(['completion', 'fish'])).code).toBe(2);
   });
@@ -311,7 +320,8 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', () => {
       throw new Error(`tmux screen never matched ${pattern}:\n${screen(escapes)}`);
     };
     const type = (keys: string) => execFileSync('tmux', ['send-keys', '-t', name, keys, 'Enter']);
-    return { screen, until, type };
+    const press = (key: string) => execFileSync('tmux', ['send-keys', '-t', name, key]);
+    return { screen, until, type, press };
   }
 
   it('prints a table by default, in colour unless NO_COLOR is set', async () => {
@@ -353,6 +363,21 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', () => {
     } finally {
       await slow.close();
     }
+  });
+
+  it('listen prints a line per event as it comes, confirmed in green; Ctrl-C takes it off the sandbox', async () => {
+    const pane = inTmux(['listen']);
+    await pane.until(/Press Ctrl\+C to stop\./);
+    const url = /Listening for webhooks on (\S+)/.exec(pane.screen())?.[1] ?? '';
+    expect(sandbox.webhookUrls).toContain(url);
+    const triggered = await cli(['trigger', 'payment.authorised', '--param', 'amount=4321']);
+    expect(triggered.code, triggered.stderr).toBe(0);
+    const text = await pane.until(/AUTHORISATION .*confirmed/, true);
+    expect(text).toMatch(/\d\d:\d\d:\d\d {2}AUTHORISATION {2}SANDBOX-PXTT-\d+\s+4321 EUR\s+AUTHORISED\s+\u001b\[32mconfirmed/);
+    pane.press('C-c');
+    await pane.until(/\[exit 0\]/);
+    expect(pane.screen()).toContain(`Removed ${url} from the sandbox's webhook URLs.`);
+    expect(sandbox.webhookUrls).not.toContain(url);
   });
 });
 
