@@ -116,6 +116,16 @@ describe('help, version and exit codes', () => {
     expect((await cli(['sessions', 'create', '--help'])).stdout).toContain('--idempotency-key <key>');
   });
 
+  it('stops quietly when the reader of stdout is gone (`| head`): exit 141, no stack trace', async () => {
+    for (const args of [['--help'], ['trigger', '--help'], ['terminals', 'list', '--format', 'ndjson']]) {
+      const started = run(args, { env: envFor() });
+      started.child.stdout?.destroy();
+      const { code } = await started.exit;
+      expect(code, args.join(' ')).toBe(141);
+      expect(started.stderr()).toBe('');
+    }
+  });
+
   it('answers a usage mistake with one line on stderr pointing to --help, exit 2, nothing on stdout', async () => {
     for (const args of [
       ['bogus'],

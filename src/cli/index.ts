@@ -9,6 +9,15 @@ import { registerListen } from './listen.js';
 import { run } from './program.js';
 import { registerTrigger } from './trigger.js';
 
+/** Exit code when the reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell reports it. */
+const BROKEN_PIPE = 141;
+
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  // A command that watches its own output (export) says what it wrote; elsewhere stop quietly.
+  if (error.code !== 'EPIPE') throw error;
+  if (process.stdout.listenerCount('error') === 1) process.exit(BROKEN_PIPE);
+});
+
 run(process.argv.slice(2), processTerminal(), [registerExport, registerListen, registerTrigger]).then(
   (code) => {
     // A server (sandbox, listen) keeps running; anything else ends with its code.
