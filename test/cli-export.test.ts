@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PaymentClient } from '../src/index.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { posTestAmount } from '../src/testing/index.js';
-import { buildOnce, CLI, killAll, ROOT, run } from './sandbox/cli-process.js';
+import { buildOnce, CLI, cliEnv, killAll, ROOT, run, sandboxVariables } from './sandbox/cli-process.js';
 
 /** Sessions in the sandbox: enough that a walk with --take 10 through the slow proxy lasts seconds. */
 const SESSIONS = 3_000;
@@ -180,15 +180,7 @@ function quiet(command: string, args: string[]): string {
 
 /** The child's environment: the sandbox's Test settings (or the proxy's address), no profile file. */
 function envFor(baseUrl = sandbox.baseUrl): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) if (!name.startsWith('PAYMENT_SERVICE_')) env[name] = value;
-  return {
-    ...env,
-    PAYMENT_SERVICE_API_KEY: sandbox.keys.test,
-    PAYMENT_SERVICE_WEBCODE: sandbox.webcode,
-    PAYMENT_SERVICE_BASE_URL: baseUrl,
-    PAYMENT_SERVICE_CONFIG: join(dir, 'no-config.json'),
-  };
+  return cliEnv(join(dir, 'no-config.json'), { ...sandboxVariables(sandbox), PAYMENT_SERVICE_BASE_URL: baseUrl });
 }
 
 async function cli(args: string[], baseUrl?: string) {

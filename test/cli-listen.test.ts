@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { buildOnce, killAll, run } from './sandbox/cli-process.js';
+import { buildOnce, cliEnv, killAll, run, sandboxVariables } from './sandbox/cli-process.js';
 import { type Started, sessionParams, useSandboxes } from './sandbox/support.js';
 
 const sandboxes = useSandboxes();
@@ -39,17 +39,7 @@ interface Printed {
 }
 
 function envFor(sandbox: Sandbox | undefined, extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env))
-    if (!name.startsWith('PAYMENT_SERVICE_') && name !== 'NO_COLOR') env[name] = value;
-  return {
-    ...env,
-    ...(sandbox
-      ? { PAYMENT_SERVICE_API_KEY: sandbox.keys.test, PAYMENT_SERVICE_WEBCODE: sandbox.webcode, PAYMENT_SERVICE_BASE_URL: sandbox.baseUrl }
-      : {}),
-    PAYMENT_SERVICE_CONFIG: join(dir, 'none.json'),
-    ...extra,
-  };
+  return cliEnv(join(dir, 'none.json'), { ...(sandbox ? sandboxVariables(sandbox) : {}), ...extra });
 }
 
 async function until<T>(what: string, read: () => T | false | null | undefined, timeoutMs = 5_000): Promise<T> {

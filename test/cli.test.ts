@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { payTestSession } from '../src/testing/index.js';
 import { VERSION } from '../src/version.js';
-import { buildOnce, CLI, killAll, ROOT, run } from './sandbox/cli-process.js';
+import { buildOnce, CLI, cliEnv, killAll, ROOT, run, sandboxVariables } from './sandbox/cli-process.js';
 
 let sandbox: Sandbox;
 const dirs: string[] = [];
@@ -47,17 +47,7 @@ function tempDir(): string {
 
 /** The environment of a child: the sandbox's Test settings, no profile file, no colour settings of ours. */
 function envFor(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env))
-    if (!name.startsWith('PAYMENT_SERVICE_') && name !== 'NO_COLOR') env[name] = value;
-  return {
-    ...env,
-    PAYMENT_SERVICE_API_KEY: sandbox.keys.test,
-    PAYMENT_SERVICE_WEBCODE: sandbox.webcode,
-    PAYMENT_SERVICE_BASE_URL: sandbox.baseUrl,
-    PAYMENT_SERVICE_CONFIG: join(tempDir(), 'config.json'),
-    ...extra,
-  };
+  return cliEnv(join(tempDir(), 'config.json'), { ...sandboxVariables(sandbox), ...extra });
 }
 
 async function cli(args: string[], extra: Record<string, string | undefined> = {}, input?: string) {

@@ -12,6 +12,17 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
+/** The value of `--option`, which must be an absolute http(s) URL. */
+export function httpUrl(option: string, value: string): string {
+  try {
+    const url = new URL(value);
+    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`--${option} must be an absolute http(s) URL, got ${value}`);
+}
+
 /** The streams and the terminal a command runs on. */
 export interface Terminal {
   stdout: NodeJS.WriteStream;

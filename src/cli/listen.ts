@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { type PaymentClient, parseWebhook, type WebhookEvent, WebhookNotConfirmedError, WebhookParseError } from '../index.js';
 import { findSandbox, type SandboxLink } from './control.js';
-import { csvLine, type Format, paint, say, type Terminal, UsageError, useColor } from './io.js';
+import { csvLine, type Format, httpUrl, paint, say, type Terminal, useColor } from './io.js';
 import type { CommandContext } from './program.js';
 import { integer } from './sandbox.js';
 
@@ -93,16 +93,6 @@ function text(value: unknown): string | null {
 
 function oneLine(value: string): string {
   return value.replaceAll(/\s+/g, ' ').trim().slice(0, ANSWER_CHARS);
-}
-
-function forwardTarget(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
-  } catch {
-    // reported below
-  }
-  throw new UsageError(`--forward-to must be an absolute http(s) URL, got ${value}`);
 }
 
 /** The address a sender on this machine reaches a server bound to `host`, `port` at. */
@@ -234,7 +224,7 @@ export function registerListen(program: Command, context: CommandContext): void 
     .action(async (flags: ListenFlags, command: Command) => {
       const format = context.format(command);
       const port = integer('port', flags.port, 0, 65_535);
-      const target = flags.forwardTo === undefined ? undefined : forwardTarget(flags.forwardTo);
+      const target = flags.forwardTo === undefined ? undefined : httpUrl('forward-to', flags.forwardTo);
       const client = flags.confirm ? context.client(command) : undefined;
       const settings = context.settings(command);
       const print = printer(context.terminal, format);

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import type { Command } from 'commander';
 import { createSandbox, type Sandbox, type WebhookAttemptReport } from '../sandbox/index.js';
-import { type Terminal, UsageError } from './io.js';
+import { httpUrl, type Terminal, UsageError } from './io.js';
 
 export function integer(name: string, value: string, min: number, max: number): number {
   const number = Number(value);
@@ -20,16 +20,6 @@ function delay(value: string): number | [number, number] {
   const [min, max] = [integer('pos-delay-ms', range[1] ?? '', 0, 600_000), integer('pos-delay-ms', range[2] ?? '', 0, 600_000)];
   if (min > max) throw new UsageError('--pos-delay-ms MIN-MAX needs MIN <= MAX');
   return [min, max];
-}
-
-function webhookUrl(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.protocol === 'http:' || url.protocol === 'https:') return value;
-  } catch {
-    // reported below
-  }
-  throw new UsageError(`--webhook-url must be an absolute http(s) URL, got ${value}`);
 }
 
 /** One stderr line for a webhook attempt that failed: where, why, and what happens next. */
@@ -100,7 +90,7 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
         webcode: flags.webcode,
         keys: { test: flags.testKey, live: flags.liveKey },
         clientSecrets: { test: flags.testSecret, live: flags.liveSecret },
-        webhookUrls: (flags.webhookUrl ?? []).map(webhookUrl),
+        webhookUrls: (flags.webhookUrl ?? []).map((url) => httpUrl('webhook-url', url)),
         posDelayMs: flags.posDelayMs === undefined ? undefined : delay(flags.posDelayMs),
         dataDir: flags.dataDir,
         maxBodyBytes: flags.maxBodyBytes === undefined ? undefined : integer('max-body-bytes', flags.maxBodyBytes, 1, 2 ** 31),

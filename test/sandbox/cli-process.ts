@@ -52,6 +52,26 @@ export function run(
   return { child, exit, stdout: () => out, stderr: () => err };
 }
 
+/** The Test settings of a sandbox as the CLI reads them from the environment. */
+export function sandboxVariables(sandbox: { keys: { test: string }; webcode: string; baseUrl: string }): Record<string, string> {
+  return {
+    PAYMENT_SERVICE_API_KEY: sandbox.keys.test,
+    PAYMENT_SERVICE_WEBCODE: sandbox.webcode,
+    PAYMENT_SERVICE_BASE_URL: sandbox.baseUrl,
+  };
+}
+
+/**
+ * The environment of a CLI child: this process's without its `PAYMENT_SERVICE_*` settings and
+ * `NO_COLOR`, the profile file at `configPath` (none there: no profile), then `settings`.
+ */
+export function cliEnv(configPath: string, settings: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env))
+    if (!name.startsWith('PAYMENT_SERVICE_') && name !== 'NO_COLOR') env[name] = value;
+  return { ...env, PAYMENT_SERVICE_CONFIG: configPath, ...settings };
+}
+
 /** Starts `sandbox ...args` and resolves once its first stdout line is in. */
 export async function startCli(args: string[]): Promise<Running> {
   const started = run(['sandbox', '--port', '0', ...args]);
