@@ -197,6 +197,19 @@ describe('against the sandbox', () => {
   });
 });
 
+describe('stopping', () => {
+  it('the reader of stdout gone (`| head`): takes itself off the sandbox, exit 141', async () => {
+    const started = await sandboxes.start();
+    const listener = await listen(['--format', 'ndjson'], envFor(started.sandbox));
+    expect(started.sandbox.webhookUrls).toEqual([listener.url]);
+    listener.child.stdout?.destroy();
+    await paidSession(started);
+    expect((await listener.exit).code).toBe(141);
+    expect(listener.stderr()).toContain(`Removed ${listener.url} from the sandbox's webhook URLs.`);
+    expect(started.sandbox.webhookUrls).toEqual([]);
+  });
+});
+
 describe('elsewhere', () => {
   it('not a sandbox and --no-confirm: no key needed, no registration, events printed unconfirmed', async () => {
     const service = await plainServer(404, JSON.stringify({ success: false, error: { message: 'Not found', code: 10004 } }));

@@ -4,16 +4,13 @@
  * webhook listening, sandbox triggers, and the local sandbox itself. `payment-service-sdk --help`.
  */
 import { registerExport } from './export.js';
-import { processTerminal } from './io.js';
+import { BROKEN_PIPE, processTerminal } from './io.js';
 import { registerListen } from './listen.js';
 import { run } from './program.js';
 import { registerTrigger } from './trigger.js';
 
-/** Exit code when the reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell reports it. */
-const BROKEN_PIPE = 141;
-
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  // A command that watches its own output (export) says what it wrote; elsewhere stop quietly.
+  // A command that watches its own output (export, listen) ends in its own way; elsewhere stop quietly.
   if (error.code !== 'EPIPE') throw error;
   if (process.stdout.listenerCount('error') === 1) process.exit(BROKEN_PIPE);
 });

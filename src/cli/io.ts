@@ -7,6 +7,9 @@
 /** Exit codes: 0 done, 1 the service or the network failed, 2 the command line was wrong. */
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
+/** Exit code when the reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell reports it. */
+export const BROKEN_PIPE = 141;
+
 /** A mistake on the command line (exit 2): said in one line, with a pointer to --help. */
 export class UsageError extends Error {
   override name = 'UsageError';

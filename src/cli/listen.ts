@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
 import { type PaymentClient, parseWebhook, type WebhookEvent, WebhookNotConfirmedError, WebhookParseError } from '../index.js';
 import { findSandbox, type SandboxLink } from './control.js';
-import { csvLine, type Format, httpUrl, paint, say, type Terminal, useColor } from './io.js';
+import { BROKEN_PIPE, csvLine, EXIT, type Format, httpUrl, paint, say, type Terminal, useColor } from './io.js';
 import type { CommandContext } from './program.js';
 import { integer } from './sandbox.js';
 
@@ -278,24 +278,42 @@ export function registerListen(program: Command, context: CommandContext): void 
         server.listen(port, flags.host, () => ready());
       });
       const url = localUrl(flags.host, (server.address() as AddressInfo).port);
-      const sandbox: SandboxLink | undefined = await findSandbox(settings).catch((error: unknown) => {
-        say(context.terminal, `listen: ${(error as Error).message}; not registered anywhere`);
-        return undefined;
-      });
-      if (sandbox) await sandbox.request('POST', 'webhook-urls', { url });
-
-      const stop = () => {
+      // Ready to stop before registering: a signal during registration still takes the URL off.
+      let registration: Promise<SandboxLink | undefined> = Promise.resolve(undefined);
+      let stopping = false;
+      const stop = (code: number) => {
+        if (stopping) return;
+        stopping = true;
         server.close();
-        const unregister = sandbox
-          ? sandbox.request('DELETE', `webhook-urls?url=${encodeURIComponent(url)}`).then(
-              () => say(context.terminal, `Removed ${url} from the sandbox's webhook URLs.`),
-              (error: unknown) => say(context.terminal, `listen: could not remove ${url} from the sandbox: ${(error as Error).message}`),
-            )
-          : Promise.resolve();
-        void unregister.then(() => process.exit(0));
+        void registration
+          .catch(() => undefined)
+          .then(async (sandbox) => {
+            if (!sandbox) return;
+            try {
+              await sandbox.request('DELETE', `webhook-urls?url=${encodeURIComponent(url)}`);
+              say(context.terminal, `Removed ${url} from the sandbox's webhook URLs.`);
+            } catch (error) {
+              say(context.terminal, `listen: could not remove ${url} from the sandbox: ${(error as Error).message}`);
+            }
+          })
+          .then(() => process.exit(code));
       };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      process.once('SIGINT', () => stop(EXIT.ok));
+      process.once('SIGTERM', () => stop(EXIT.ok));
+      // The reader of stdout went away (`| head`): leave the sandbox as on Ctrl-C.
+      context.terminal.stdout.on('error', () => stop(BROKEN_PIPE));
+
+      registration = findSandbox(settings).then(
+        async (found) => {
+          if (found) await found.request('POST', 'webhook-urls', { url });
+          return found;
+        },
+        (error: unknown) => {
+          say(context.terminal, `listen: ${(error as Error).message}; not registered anywhere`);
+          return undefined;
+        },
+      );
+      const sandbox = await registration;
 
       say(context.terminal, `Listening for webhooks on ${url}`);
       say(
