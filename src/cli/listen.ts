@@ -40,7 +40,7 @@ const MAX_BODY_BYTES = 1_048_576;
 type Confirmation = 'confirmed' | 'not-found' | 'mismatch' | 'unsupported' | 'error' | 'skipped';
 
 /** One printed event. */
-export interface ListenedEvent {
+interface ListenedEvent {
   receivedAt: string;
   eventCode: string;
   /** The refund's reference for a REFUND, otherwise the payment's. */

@@ -6,7 +6,7 @@
  */
 import { Argument, type Command } from 'commander';
 import { parseWith, toIssues } from '../core/response.js';
-import { type PaymentClient, TerminalBusyError, type ValidationIssue } from '../index.js';
+import { type Currency, type PaymentClient, TerminalBusyError, type ValidationIssue } from '../index.js';
 import { CreatePosPaymentParamsSchema } from '../schemas/pos.js';
 import { CreateSessionParamsSchema } from '../schemas/sessions.js';
 import { POS_TEST_ENDINGS, type PosTestOutcome, posTestAmount, TEST_CARDHOLDER_NAMES, TEST_TERMINALS } from '../testing/index.js';
@@ -18,6 +18,8 @@ import { type CommandContext, spinner } from './program.js';
 const SETTLE_TIMEOUT_MS = 10_000;
 const POLL_MS = 50;
 const DEFAULT_POI_ID = TEST_TERMINALS[0].poiId;
+/** The amount of a session scenario, in cents, unless `--param amount` says otherwise. */
+const DEFAULT_AMOUNT = 1000;
 
 interface Param {
   description: string;
@@ -36,7 +38,6 @@ interface Delivery {
   event: { event_code: string };
   attempts: { status: number | null }[];
   delivered: boolean;
-  abandoned: boolean;
 }
 
 interface Timeline {
@@ -45,7 +46,7 @@ interface Timeline {
 }
 
 /** One record a scenario made. */
-export interface TriggeredRecord {
+interface TriggeredRecord {
   type: 'session' | 'pos-payment' | 'refund';
   id: string | null;
   status: string;
@@ -72,7 +73,7 @@ interface Scenario {
   name: string;
   description: string;
   params: Record<string, Param>;
-  /** The requests' params built from the values, checked here against the SDK's schemas before anything is sent. */
+  /** What is wrong with the values: the requests they make, checked against the SDK's schemas, and the scenario's own rules. */
   check(values: Values): ValidationIssue[];
   run(run: Run): Promise<TriggeredRecord[]>;
 }
@@ -93,7 +94,7 @@ function oneOf(choices: readonly string[]) {
 const ONLINE_TERMINALS = TEST_TERMINALS.filter((terminal) => terminal.online).map((terminal) => terminal.poiId);
 
 const PAYMENT_PARAMS: Record<string, Param> = {
-  amount: { description: 'amount in cents', default: '1000', parse: cents },
+  amount: { description: 'amount in cents', default: String(DEFAULT_AMOUNT), parse: cents },
   currency: { description: 'EUR, GBP or USD', default: 'EUR' },
   description: { description: 'description of the payment (up to 255 characters)' },
   customReference: { description: 'your reference (up to 100 characters)' },
@@ -121,7 +122,7 @@ function posParams(outcome: PosTestOutcome): Record<string, Param> {
 /** The params of `sessions.create` a session scenario sends. */
 function sessionParams(values: Values, scenario: string): Record<string, unknown> {
   return {
-    amount: { value: values.amount ?? 1000, currency: values.currency ?? 'EUR' },
+    amount: { value: values.amount ?? DEFAULT_AMOUNT, currency: values.currency ?? 'EUR' },
     urlOk: values.urlOk ?? SESSION_PARAMS.urlOk?.default,
     urlKo: values.urlKo ?? SESSION_PARAMS.urlKo?.default,
     description: values.description ?? `payment-service-sdk trigger ${scenario}`,
@@ -158,6 +159,11 @@ function posEndingIssues(values: Values, outcome: PosTestOutcome): ValidationIss
   if (ok) return [];
   const want = outcome === 'success' ? `must not end in ${endings.join(', ')}` : `must end in ${POS_TEST_ENDINGS[outcome]}`;
   return [{ path: '--param amount', message: `${want} for ${outcome === 'busy' ? 'a busy terminal' : `a ${outcome}`} on a Test terminal` }];
+}
+
+/** A control action on a record of the sandbox's environment: `path` is `sessions/ID/pay` and the like. */
+function act(run: Run, path: string, body: Record<string, unknown> = {}): Promise<unknown> {
+  return run.sandbox.request('POST', `${run.sandbox.environment}/${path}`, body);
 }
 
 async function sleep(ms: number): Promise<void> {
@@ -254,11 +260,7 @@ function posScenario(name: string, description: string, outcome: 'success' | 'ti
       const payment = await posPayment(run, outcome, name);
       if (payment.status !== outcome) run.unexpected.push(`the terminal answered ${payment.status}, not ${outcome}`);
       const resolve = run.values.resolve as 'success' | 'failed' | undefined;
-      if (resolve) {
-        await run.sandbox.request('POST', `${run.sandbox.environment}/pos-payments/${encodeURIComponent(payment.posPaymentId)}/resolve`, {
-          outcome: resolve,
-        });
-      }
+      if (resolve) await act(run, `pos-payments/${encodeURIComponent(payment.posPaymentId)}/resolve`, { outcome: resolve });
       return [await posRecord(run, payment.posPaymentId)];
     },
   };
@@ -266,17 +268,16 @@ function posScenario(name: string, description: string, outcome: 'success' | 'ti
 
 const SCENARIOS: readonly Scenario[] = [
   sessionScenario('payment.authorised', 'a session paid on the hosted page: AUTHORISATION webhook', 'completed', (run, id) =>
-    run.sandbox.request('POST', `${run.sandbox.environment}/sessions/${encodeURIComponent(id)}/pay`, {}),
+    act(run, `sessions/${encodeURIComponent(id)}/pay`),
   ),
   sessionScenario(
     'payment.declined',
     'a session whose card is declined (--holder NAME picks how): the session fails',
     'failed',
-    (run, id) =>
-      run.sandbox.request('POST', `${run.sandbox.environment}/sessions/${encodeURIComponent(id)}/pay`, { holderName: run.holder }),
+    (run, id) => act(run, `sessions/${encodeURIComponent(id)}/pay`, { holderName: run.holder }),
   ),
   sessionScenario('session.expired', 'a session whose payment page timed out: expired', 'expired', (run, id) =>
-    run.sandbox.request('POST', `${run.sandbox.environment}/sessions/${encodeURIComponent(id)}/expire`),
+    act(run, `sessions/${encodeURIComponent(id)}/expire`),
   ),
   posScenario('pos.success', 'a POS payment the terminal approves: success, AUTHORISATION webhook', 'success'),
   posScenario('pos.timeout', 'a POS payment the terminal does not answer in time: timeout (completed later)', 'timeout', {
@@ -317,27 +318,29 @@ const SCENARIOS: readonly Scenario[] = [
     },
     check(values) {
       const issues = issuesOf(CreateSessionParamsSchema, sessionParams(values, 'refund.success'));
-      if (values.refundAmount !== undefined && (values.refundAmount as number) > ((values.amount as number | undefined) ?? 1000)) {
+      if (
+        values.refundAmount !== undefined &&
+        (values.refundAmount as number) > ((values.amount as number | undefined) ?? DEFAULT_AMOUNT)
+      ) {
         issues.push({ path: '--param refundAmount', message: 'must be at most the amount paid' });
       }
       return issues;
     },
     async run(run) {
       const session = await createSession(run, 'refund.success');
-      await run.sandbox.request('POST', `${run.sandbox.environment}/sessions/${encodeURIComponent(session.sessionId)}/pay`, {});
+      await act(run, `sessions/${encodeURIComponent(session.sessionId)}/pay`);
       const paid = await sessionRecord(run, session.sessionId);
       if (paid.status !== 'completed' || !paid.reference) {
         run.unexpected.push(`the session is ${paid.status}, not completed: nothing to refund`);
         return [paid];
       }
+      const { refundAmount, reason, currency = 'EUR' } = run.values as { refundAmount?: number; reason?: string; currency?: Currency };
       const refund = await run.client.modifications.refund({
         paymentReference: paid.reference,
-        ...(run.values.refundAmount === undefined
-          ? {}
-          : { amount: { value: run.values.refundAmount as number, currency: (run.values.currency as string | undefined) ?? 'EUR' } }),
-        ...(run.values.reason === undefined ? {} : { reason: run.values.reason as string }),
-      } as never);
-      const reference = (refund as { refundReference: string }).refundReference;
+        ...(refundAmount === undefined ? {} : { amount: { value: refundAmount, currency } }),
+        ...(reason === undefined ? {} : { reason }),
+      });
+      const reference = refund.refundReference;
       const timeline = await settled(run.sandbox, `modifications/${encodeURIComponent(reference)}`, (t) => t.record.status !== 'pending');
       if (timeline.record.status !== 'success') run.unexpected.push(`the refund is ${String(timeline.record.status)}, not success`);
       return [paid, made('refund', reference, reference, timeline)];
@@ -346,7 +349,7 @@ const SCENARIOS: readonly Scenario[] = [
 ];
 
 /** The scenario names, in the order help lists them. */
-export const TRIGGER_SCENARIOS = SCENARIOS.map((scenario) => scenario.name);
+const TRIGGER_SCENARIOS = SCENARIOS.map((scenario) => scenario.name);
 
 function scenarioHelp(): string {
   const lines = ['', 'Scenarios and their --param keys:'];
@@ -368,7 +371,7 @@ function scenarioHelp(): string {
 }
 
 /** Reads the `--param key=value` list against the scenario's keys: every key known, used once, its value valid. */
-export function paramValues(scenario: Scenario, given: readonly string[]): Values {
+function paramValues(scenario: Scenario, given: readonly string[]): Values {
   const values: Values = {};
   for (const entry of given) {
     const split = entry.indexOf('=');
@@ -451,6 +454,6 @@ export function registerTrigger(program: Command, context: CommandContext): void
 }
 
 /** The sandbox did not do what the scenario says (exit 1); the records it made were printed. */
-export class ScenarioError extends Error {
+class ScenarioError extends Error {
   override name = 'ScenarioError';
 }
