@@ -42,12 +42,12 @@ function envFor(sandbox: Sandbox | undefined, extra: Record<string, string | und
   return cliEnv(join(dir, 'none.json'), { ...(sandbox ? sandboxVariables(sandbox) : {}), ...extra });
 }
 
-async function until<T>(what: string, read: () => T | false | null | undefined, timeoutMs = 5_000): Promise<T> {
+async function until<T>(what: () => string, read: () => T | false | null | undefined, timeoutMs = 12_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = read();
     if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
     await new Promise((done) => setTimeout(done, 20));
   }
 }
@@ -56,7 +56,7 @@ async function until<T>(what: string, read: () => T | false | null | undefined, 
 async function listen(args: string[], env: NodeJS.ProcessEnv) {
   const started = run(['listen', ...args], { env });
   const url = await until(
-    `listen to start; stderr: ${started.stderr()}`,
+    () => `listen to start; stderr: ${started.stderr()}`,
     () => /Press Ctrl\+C/.test(started.stderr()) && /Listening for webhooks on (\S+)/.exec(started.stderr())?.[1],
   );
   const events = () =>
@@ -69,7 +69,11 @@ async function listen(args: string[], env: NodeJS.ProcessEnv) {
     ...started,
     url,
     events,
-    eventsAt: (count: number) => until(`${count} events; stdout: ${started.stdout()}`, () => events().length >= count && events()),
+    eventsAt: (count: number) =>
+      until(
+        () => `${count} events; stdout: ${started.stdout()}; stderr: ${started.stderr()}`,
+        () => events().length >= count && events(),
+      ),
   };
 }
 
@@ -97,7 +101,7 @@ async function plainServer(status: number, body: string) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
 }
 
-describe('against the sandbox', () => {
+describe('against the sandbox', { timeout: 30_000 }, () => {
   it("registers, prints and confirms each event, forwards it byte for byte, answers with the app's status; resends arrive; Ctrl-C unregisters", async () => {
     const direct = await sandboxes.receiver();
     const app = await sandboxes.receiver({ failFirst: 1, failStatus: 503 });
@@ -150,10 +154,13 @@ describe('against the sandbox', () => {
     expect(listener.stderr()).toContain('not forwarding (add --forward-to URL)');
     const reference = await paidSession(started);
     const refund = await started.test.modifications.refund({ paymentReference: reference, amount: { value: 500, currency: 'EUR' } });
-    const lines = await until('two lines', () => {
-      const all = listener.stdout().trim().split('\n');
-      return all.length >= 2 && all;
-    });
+    const lines = await until(
+      () => 'two lines',
+      () => {
+        const all = listener.stdout().trim().split('\n');
+        return all.length >= 2 && all;
+      },
+    );
     expect(lines[0]).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  AUTHORISATION  ${reference}\\s+2599 EUR\\s+AUTHORISED\\s+confirmed$`));
     expect(lines[1]).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  REFUND\\s+${refund.refundReference}\\s+500 EUR\\s+success\\s+confirmed$`));
     listener.child.kill('SIGTERM');
@@ -165,7 +172,10 @@ describe('against the sandbox', () => {
     const started = await sandboxes.start();
     const listener = await listen(['--format', 'csv'], envFor(started.sandbox));
     const reference = await paidSession(started);
-    await until('the real event', () => listener.stdout().split('\r\n').length >= 3);
+    await until(
+      () => 'the real event',
+      () => listener.stdout().split('\r\n').length >= 3,
+    );
 
     const forged = (data: Record<string, unknown>) =>
       JSON.stringify({ event_code: 'AUTHORISATION', data: { currency: 'EUR', paymentStatus: 'AUTHORISED', ...data } });
@@ -177,10 +187,13 @@ describe('against the sandbox', () => {
     expect(refused.status).toBe(400);
     expect((await post(listener.url, '', 'GET')).status).toBe(405);
 
-    const rows = await until('four CSV lines', () => {
-      const all = listener.stdout().split('\r\n').filter(Boolean);
-      return all.length >= 4 && all;
-    });
+    const rows = await until(
+      () => 'four CSV lines',
+      () => {
+        const all = listener.stdout().split('\r\n').filter(Boolean);
+        return all.length >= 4 && all;
+      },
+    );
     expect(rows[0]).toBe(
       'receivedAt,eventCode,reference,paymentReference,amount,currency,status,confirmation,confirmationDetail,forwardedStatus,forwardedBody',
     );
@@ -197,7 +210,7 @@ describe('against the sandbox', () => {
   });
 });
 
-describe('stopping', () => {
+describe('stopping', { timeout: 30_000 }, () => {
   it('the reader of stdout gone (`| head`): takes itself off the sandbox, exit 141', async () => {
     const started = await sandboxes.start();
     const listener = await listen(['--format', 'ndjson'], envFor(started.sandbox));
@@ -210,7 +223,7 @@ describe('stopping', () => {
   });
 });
 
-describe('elsewhere', () => {
+describe('elsewhere', { timeout: 30_000 }, () => {
   it('not a sandbox and --no-confirm: no key needed, no registration, events printed unconfirmed', async () => {
     const service = await plainServer(404, JSON.stringify({ success: false, error: { message: 'Not found', code: 10004 } }));
     const listener = await listen(['--no-confirm', '--format', 'json'], envFor(undefined, { PAYMENT_SERVICE_BASE_URL: service.url }));

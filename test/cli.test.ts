@@ -297,7 +297,7 @@ describe('settings: flags, variables, profile file', () => {
 
 const hasTmux = spawnQuiet('tmux', ['-V']).startsWith('tmux');
 
-describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', () => {
+describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', { timeout: 40_000 }, () => {
   /** Runs the bin in a fresh tmux pane and returns a reader of the screen. */
   function inTmux(args: string[], extra: Record<string, string | undefined> = {}) {
     const name = `cli-test-${process.pid}-${tmuxSessions.length}`;
@@ -312,7 +312,7 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', () => {
     execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '200', '-y', '50', '-c', ROOT, command]);
     const screen = (escapes = false) => spawnQuiet('tmux', ['capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', name]);
     const until = async (pattern: RegExp, escapes = false) => {
-      for (let index = 0; index < 150; index++) {
+      for (let index = 0; index < 400; index++) {
         const text = screen(escapes);
         if (pattern.test(text)) return text;
         await new Promise((done) => setTimeout(done, 50));
