@@ -53,7 +53,12 @@ export class Scheduler {
   /** Runs every job that is due now, then arms the timer for the next one. */
   runDue(): void {
     if (this.#closed) return;
-    if (this.#earliest !== undefined && this.#earliest > this.#clock.now()) return;
+    if (this.#earliest !== undefined && this.#earliest > this.#clock.now()) {
+      // A timer can fire a millisecond before the clock shows its time (Node's timers and Date.now()
+      // run on different clocks): keep one armed, or the job would wait for the next request.
+      if (!this.#timer && Number.isFinite(this.#earliest)) this.#arm(this.#earliest);
+      return;
+    }
     for (;;) {
       const due = this.#store.dueJobs(this.#clock.now()).filter((job) => !this.#running.has(job.id));
       if (due.length === 0) break;

@@ -460,3 +460,51 @@ describe('sandbox.records', () => {
     expect(records.counts()).toEqual({ sessions: 4, posPayments: 1, modifications: 1, deliveries: 2, idempotency: 6 });
   });
 });
+
+describe('scheduled work on a clock whose timers fire early', () => {
+  it('re-arms a timer that fired before the clock showed its time: the refund resolves and its webhook goes out with no request', async () => {
+    // Node's timers run on a monotonic clock and Date.now() on the wall clock: a timer may fire when
+    // Date.now() is still a millisecond short of its time. This clock fires every timer 1 ms early.
+    let now = START;
+    let next = 0;
+    const timers = new Map<number, { at: number; callback: () => void }>();
+    const early = {
+      now: () => now,
+      setTimeout(callback: () => void, ms: number) {
+        timers.set(++next, { at: now + Math.max(0, ms), callback });
+        return { id: next };
+      },
+      clearTimeout(handle: { id: number }) {
+        timers.delete(handle.id);
+      },
+    };
+    /** Runs the timers due by `at`, the first of each time seeing the clock 1 ms before its time. */
+    const fireUntil = async (at: number) => {
+      for (;;) {
+        const due = [...timers.entries()].filter(([, timer]) => timer.at <= at).sort((a, b) => a[1].at - b[1].at)[0];
+        if (!due) break;
+        timers.delete(due[0]);
+        // Early once; by the re-armed timer, time has moved on.
+        now = now < due[1].at - 1 ? due[1].at - 1 : Math.max(now, due[1].at);
+        due[1].callback();
+        await new Promise((resolve) => setTimeout(resolve, 0));
+      }
+      now = Math.max(now, at);
+    };
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const { sandbox, test } = await open({ clock: early, modificationResolveMs: 200, webhookUrls: [receiver.url] });
+    const session = await test.sessions.create(sessionParams);
+    const paid = await sandbox.paySession('test', session.sessionId);
+    await receiver.waitFor(1);
+    const refund = await test.modifications.refund({ paymentReference: paid.paymentReference ?? '' });
+
+    await fireUntil(now + 200);
+    await fireUntil(now + 1);
+    await sandbox.webhooksSettled();
+    expect(sandbox.records.modifications({ type: 'refund' })).toEqual([
+      expect.objectContaining({ operationReference: refund.refundReference, status: 'success' }),
+    ]);
+    expect(receiver.accepted().map((item) => item.json.event_code)).toEqual(['AUTHORISATION', 'REFUND']);
+  });
+});
