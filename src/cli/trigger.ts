@@ -356,7 +356,7 @@ function scenarioHelp(): string {
   for (const scenario of SCENARIOS) {
     lines.push(`  ${scenario.name}: ${scenario.description}`);
     for (const [key, param] of Object.entries(scenario.params)) {
-      lines.push(`      ${key.padEnd(16)}${param.description}${param.default === undefined ? '' : ` (default ${param.default})`}`);
+      lines.push(`      ${key.padEnd(18)}${param.description}${param.default === undefined ? '' : ` (default ${param.default})`}`);
     }
   }
   lines.push(
