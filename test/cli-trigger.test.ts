@@ -149,6 +149,49 @@ describe('scenarios', () => {
   });
 });
 
+describe('a step that fails', () => {
+  it('prints the records made before it, then the error, exit 1', async () => {
+    // A proxy in front of the sandbox that refuses every refund, as the service does with a 400.
+    const proxy = createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      if (request.url?.includes('/payment/refund')) {
+        response.writeHead(400, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({ success: false, error: { message: 'Refunds are closed', code: 12001, statusCode: 400, traceId: 't-1' } }),
+        );
+        return;
+      }
+      const headers = Object.fromEntries(
+        Object.entries(request.headers).filter(
+          ([name, value]) => typeof value === 'string' && name !== 'host' && name !== 'content-length',
+        ),
+      ) as Record<string, string>;
+      const body = chunks.length > 0 ? Buffer.concat(chunks) : undefined;
+      const answer = await fetch(`${sandbox.baseUrl}${request.url}`, {
+        method: request.method ?? 'GET',
+        headers,
+        ...(body ? { body } : {}),
+      });
+      response.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+      response.end(Buffer.from(await answer.arrayBuffer()));
+    });
+    await new Promise<void>((done) => proxy.listen(0, '127.0.0.1', done));
+    try {
+      const result = await cli(['trigger', 'refund.success', '--format', 'json'], {
+        PAYMENT_SERVICE_BASE_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      });
+      expect(result.code).toBe(1);
+      const made = JSON.parse(result.stdout) as Triggered[];
+      expect(made).toEqual([expect.objectContaining({ type: 'session', status: 'completed' })]);
+      expect(sandbox.records.session(made[0]?.id ?? '')?.status).toBe('completed');
+      expect(result.stderr).toMatch(/InvalidRequestError: Refunds are closed/);
+    } finally {
+      proxy.close();
+    }
+  });
+});
+
 describe('output', () => {
   it('ndjson is one record per line; csv has a header and the webhooks in one cell; table has the columns', async () => {
     const ndjson = await cli(['trigger', 'refund.success', '--format', 'ndjson']);

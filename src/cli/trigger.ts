@@ -65,6 +65,8 @@ interface Run {
   values: Values;
   holder: string | undefined;
   wait: (text: string) => () => void;
+  /** The records made so far: printed at the end, also when a later step fails. */
+  made: TriggeredRecord[];
   /** What did not go as the scenario says: printed after the records, and the exit code is 1. */
   unexpected: string[];
 }
@@ -75,7 +77,8 @@ interface Scenario {
   params: Record<string, Param>;
   /** What is wrong with the values: the requests they make, checked against the SDK's schemas, and the scenario's own rules. */
   check(values: Values): ValidationIssue[];
-  run(run: Run): Promise<TriggeredRecord[]>;
+  /** Makes the records, adding each to `run.made` as soon as it is known. */
+  run(run: Run): Promise<void>;
 }
 
 function cents(value: string, key: string): number {
@@ -242,7 +245,7 @@ function sessionScenario(
       await act(run, session.sessionId);
       const record = await sessionRecord(run, session.sessionId);
       if (record.status !== expected) run.unexpected.push(`the session is ${record.status}, not ${expected}`);
-      return [record];
+      run.made.push(record);
     },
   };
 }
@@ -261,7 +264,7 @@ function posScenario(name: string, description: string, outcome: 'success' | 'ti
       if (payment.status !== outcome) run.unexpected.push(`the terminal answered ${payment.status}, not ${outcome}`);
       const resolve = run.values.resolve as 'success' | 'failed' | undefined;
       if (resolve) await act(run, `pos-payments/${encodeURIComponent(payment.posPaymentId)}/resolve`, { outcome: resolve });
-      return [await posRecord(run, payment.posPaymentId)];
+      run.made.push(await posRecord(run, payment.posPaymentId));
     },
   };
 }
@@ -299,12 +302,12 @@ const SCENARIOS: readonly Scenario[] = [
       try {
         const payment = await posPayment(run, 'busy', 'pos.terminal-busy');
         run.unexpected.push(`the terminal was not busy: it answered ${payment.status}`);
-        return [await posRecord(run, payment.posPaymentId)];
+        run.made.push(await posRecord(run, payment.posPaymentId));
       } catch (error) {
         if (!(error instanceof TerminalBusyError)) throw error;
         const amount = params.amount as { value: number; currency: string };
         const refusal = { httpStatus: error.status, code: error.code ?? null, message: error.message, traceId: error.traceId ?? null };
-        return [{ type: 'pos-payment', id: null, status: 'busy', reference: null, amount, webhooks: [], record: refusal }];
+        run.made.push({ type: 'pos-payment', id: null, status: 'busy', reference: null, amount, webhooks: [], record: refusal });
       }
     },
   },
@@ -330,9 +333,10 @@ const SCENARIOS: readonly Scenario[] = [
       const session = await createSession(run, 'refund.success');
       await act(run, `sessions/${encodeURIComponent(session.sessionId)}/pay`);
       const paid = await sessionRecord(run, session.sessionId);
+      run.made.push(paid);
       if (paid.status !== 'completed' || !paid.reference) {
         run.unexpected.push(`the session is ${paid.status}, not completed: nothing to refund`);
-        return [paid];
+        return;
       }
       const { refundAmount, reason, currency = 'EUR' } = run.values as { refundAmount?: number; reason?: string; currency?: Currency };
       const refund = await run.client.modifications.refund({
@@ -343,7 +347,7 @@ const SCENARIOS: readonly Scenario[] = [
       const reference = refund.refundReference;
       const timeline = await settled(run.sandbox, `modifications/${encodeURIComponent(reference)}`, (t) => t.record.status !== 'pending');
       if (timeline.record.status !== 'success') run.unexpected.push(`the refund is ${String(timeline.record.status)}, not success`);
-      return [paid, made('refund', reference, reference, timeline)];
+      run.made.push(made('refund', reference, reference, timeline));
     },
   },
 ];
@@ -438,17 +442,19 @@ export function registerTrigger(program: Command, context: CommandContext): void
         throw new UsageError(
           'trigger works against the sandbox only, and the base URL is not one (start one: payment-service-sdk sandbox)',
         );
-      const run: Run = { client, sandbox, values, holder, wait: (text) => spinner(context.terminal, text), unexpected: [] };
-      const records = await scenario.run(run);
-      writeRecords(context.terminal, format, rows(format, records), [
-        'type',
-        'id',
-        'status',
-        'reference',
-        'amount.value',
-        'amount.currency',
-        'webhooks',
-      ]);
+      const run: Run = { client, sandbox, values, holder, wait: (text) => spinner(context.terminal, text), made: [], unexpected: [] };
+      let failure: unknown;
+      try {
+        await scenario.run(run);
+      } catch (error) {
+        failure = error;
+      }
+      // What was made is printed even when a later step failed: the person needs to know it exists.
+      if (failure === undefined || run.made.length > 0) {
+        const columns = ['type', 'id', 'status', 'reference', 'amount.value', 'amount.currency', 'webhooks'];
+        writeRecords(context.terminal, format, rows(format, run.made), columns);
+      }
+      if (failure !== undefined) throw failure;
       if (run.unexpected.length > 0) throw new ScenarioError(`${scenario.name} did not happen as described: ${run.unexpected.join('; ')}`);
     });
 }
