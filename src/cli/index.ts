@@ -3,25 +3,31 @@
  * The `payment-service-sdk` command: every endpoint of the service from the shell, exports,
  * webhook listening, sandbox triggers, and the local sandbox itself. `payment-service-sdk --help`.
  */
-import { registerExport } from './export.js';
+import { isPageWorker, registerExport, servePages } from './export.js';
 import { BROKEN_PIPE, processTerminal } from './io.js';
 import { registerListen } from './listen.js';
 import { run } from './program.js';
 import { registerTrigger } from './trigger.js';
 
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  // A command that watches its own output (export, listen) ends in its own way; elsewhere stop quietly.
-  if (error.code !== 'EPIPE') throw error;
-  if (process.stdout.listenerCount('error') === 1) process.exit(BROKEN_PIPE);
-});
+function main(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    // A command that watches its own output (export, listen) ends in its own way; elsewhere stop quietly.
+    if (error.code !== 'EPIPE') throw error;
+    if (process.stdout.listenerCount('error') === 1) process.exit(BROKEN_PIPE);
+  });
 
-run(process.argv.slice(2), processTerminal(), [registerExport, registerListen, registerTrigger]).then(
-  (code) => {
-    // A server (sandbox, listen) keeps running; anything else ends with its code.
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`payment-service-sdk: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+  run(process.argv.slice(2), processTerminal(), [registerExport, registerListen, registerTrigger]).then(
+    (code) => {
+      // A server (sandbox, listen) keeps running; anything else ends with its code.
+      process.exitCode = code;
+    },
+    (error: unknown) => {
+      process.stderr.write(`payment-service-sdk: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}
+
+// The bin also runs as the export's page worker (a thread of its own, with a small young generation).
+if (isPageWorker()) void servePages();
+else main();

@@ -26,6 +26,18 @@ export function httpUrl(option: string, value: string): string {
   throw new UsageError(`--${option} must be an absolute http(s) URL, got ${value}`);
 }
 
+/** A failure whose message and exit code were decided elsewhere (the export's page worker). */
+export class ExitError extends Error {
+  override name = 'ExitError';
+
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The streams and the terminal a command runs on. */
 export interface Terminal {
   stdout: NodeJS.WriteStream;

@@ -17,7 +17,7 @@ import {
 import { VERSION } from '../version.js';
 import { completionScript } from './completion.js';
 import { configPath, mask, PROFILE_KEYS, type Profile, profileKey, readConfig, resolveSettings, writeConfig } from './config.js';
-import { EXIT, type Format, formatOf, say, type Terminal, UsageError, writeRecord, writeRecords } from './io.js';
+import { EXIT, ExitError, type Format, formatOf, say, type Terminal, UsageError, writeRecord, writeRecords } from './io.js';
 import { registerSandbox } from './sandbox.js';
 
 /** The options every command takes, from the root. */
@@ -50,20 +50,22 @@ function settingsOf(options: GlobalOptions, terminal: Terminal) {
   return resolveSettings(flags, terminal.env, options.profile).settings;
 }
 
+/** A client of the resolved settings (what is not set there, the SDK reads from the environment). */
+export function clientFor(settings: Profile): PaymentClient {
+  return new PaymentClient({
+    apiKey: settings.apiKey,
+    webcode: settings.webcode,
+    baseUrl: settings.baseUrl,
+    environment: settings.environment as Environment | undefined,
+  });
+}
+
 export function createContext(terminal: Terminal): CommandContext {
   const context: CommandContext = {
     terminal,
     options: (command) => command.optsWithGlobals<GlobalOptions>(),
     settings: (command) => settingsOf(context.options(command), terminal),
-    client(command) {
-      const settings = context.settings(command);
-      return new PaymentClient({
-        apiKey: settings.apiKey,
-        webcode: settings.webcode,
-        baseUrl: settings.baseUrl,
-        environment: settings.environment as Environment | undefined,
-      });
-    },
+    client: (command) => clientFor(context.settings(command)),
     format: (command) => formatOf(context.options(command).format, terminal),
     environment: (command) => (settingsOf(context.options(command), terminal).environment as Environment | undefined) ?? 'test',
     async confirmLive(command, what) {
@@ -409,6 +411,7 @@ export function buildProgram(context: CommandContext, extensions: ((program: Com
 
 /** The message and exit code of an error a command threw. */
 export function failure(error: unknown): { message: string; code: number } {
+  if (error instanceof ExitError) return { message: error.message, code: error.exitCode };
   if (error instanceof UsageError) return { message: `${error.message} (see --help)`, code: EXIT.usage };
   if (error instanceof RequestValidationError || error instanceof ConfigurationError)
     return { message: `${error.name}: ${error.message}`, code: EXIT.usage };
