@@ -3,9 +3,9 @@
  * streamed page by page to CSV or NDJSON, on stdout or into `--out FILE`. A worker thread fetches
  * and formats one page at a time; the main thread writes it as one chunk of whole lines and waits
  * for the output to drain before asking for the next, so memory stays flat however long the
- * listing. A progress bar on stderr when it is a terminal, a summary line
- * always. Ctrl-C stops after the page in hand and prints the cursor to go on from with `--resume`;
- * so does a failure of the service or the network.
+ * listing. A progress bar on stderr when it is a terminal, a summary line always. Ctrl-C stops
+ * after the page in hand and prints the cursor to go on from with `--resume`; so does a failure of
+ * the service or the network.
  */
 import { once } from 'node:events';
 import { realpathSync } from 'node:fs';

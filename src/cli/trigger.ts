@@ -143,12 +143,11 @@ function posPaymentParams(values: Values, outcome: PosTestOutcome, scenario: str
 }
 
 /** Issues of `params` against `schema`, named as the `--param` that set them (`amount.value` is `amount`). */
-function issuesOf(schema: Parameters<typeof parseWith>[0], params: unknown, names: Record<string, string> = {}): ValidationIssue[] {
+function issuesOf(schema: Parameters<typeof parseWith>[0], params: unknown): ValidationIssue[] {
   const parsed = parseWith(schema, params);
   if (parsed.success) return [];
   return toIssues(parsed.error).map((issue) => {
-    const field = issue.path.split('.')[0] ?? issue.path;
-    const key = names[issue.path] ?? (field === 'amount' ? (issue.path === 'amount.currency' ? 'currency' : 'amount') : field);
+    const key = issue.path === 'amount.currency' ? 'currency' : (issue.path.split('.')[0] ?? issue.path);
     return { path: `--param ${key}`, message: issue.message };
   });
 }
@@ -167,6 +166,14 @@ function posEndingIssues(values: Values, outcome: PosTestOutcome): ValidationIss
 /** A control action on a record of the sandbox's environment: `path` is `sessions/ID/pay` and the like. */
 function act(run: Run, path: string, body: Record<string, unknown> = {}): Promise<unknown> {
   return run.sandbox.request('POST', `${run.sandbox.environment}/${path}`, body);
+}
+
+/** The check of a POS scenario: the payment it sends, and the amount ending its outcome needs. */
+function posCheck(outcome: PosTestOutcome, scenario: string): (values: Values) => ValidationIssue[] {
+  return (values) => [
+    ...issuesOf(CreatePosPaymentParamsSchema, posPaymentParams(values, outcome, scenario)),
+    ...posEndingIssues(values, outcome),
+  ];
 }
 
 async function sleep(ms: number): Promise<void> {
@@ -255,10 +262,7 @@ function posScenario(name: string, description: string, outcome: 'success' | 'ti
     name,
     description,
     params: { ...posParams(outcome), ...extra },
-    check: (values) => [
-      ...issuesOf(CreatePosPaymentParamsSchema, posPaymentParams(values, outcome, name)),
-      ...posEndingIssues(values, outcome),
-    ],
+    check: posCheck(outcome, name),
     async run(run) {
       const payment = await posPayment(run, outcome, name);
       if (payment.status !== outcome) run.unexpected.push(`the terminal answered ${payment.status}, not ${outcome}`);
@@ -293,10 +297,7 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'pos.terminal-busy',
     description: 'a POS payment refused because the terminal is busy (409, code 13005): nothing is charged or recorded',
     params: posParams('busy'),
-    check: (values) => [
-      ...issuesOf(CreatePosPaymentParamsSchema, posPaymentParams(values, 'busy', 'pos.terminal-busy')),
-      ...posEndingIssues(values, 'busy'),
-    ],
+    check: posCheck('busy', 'pos.terminal-busy'),
     async run(run) {
       const params = posPaymentParams(run.values, 'busy', 'pos.terminal-busy');
       try {
