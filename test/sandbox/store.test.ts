@@ -268,9 +268,11 @@ describe('store: damaged or newer databases', () => {
     const paid = await paidSession(first.test);
     await first.sandbox.webhooksSettled();
     await first.sandbox.close();
-    // Back to schema version 1: undo what versions 2 and 3 added.
+    // Back to schema version 1: undo what versions 2 to 4 added.
     const { DatabaseSync } = loadSqlite();
     const db = new DatabaseSync(join(dir, 'sandbox.db'));
+    db.exec('ALTER TABLE sessions DROP COLUMN ended_at');
+    db.exec("UPDATE sessions SET record = json_remove(record, '$.endedAt', '$.controlPayment')");
     for (const table of ['sessions', 'pos_payments', 'modifications', 'deliveries']) db.exec(`DROP INDEX ${table}_by_environment`);
     db.exec('DROP INDEX deliveries_by_payment');
     db.exec('ALTER TABLE deliveries DROP COLUMN payment_reference');
