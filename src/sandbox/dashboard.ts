@@ -343,7 +343,14 @@ const HEADINGS: Record<Kind, Column[]> = {
     ['Payment reference', 'id extra'],
     ['Created', 'extra'],
   ],
-  'pos-payments': [['POS payment', 'id'], 'Status', ['Amount', 'nowrap'], ['Terminal', 'extra'], ['Custom reference', 'extra'], ['Created', 'extra']],
+  'pos-payments': [
+    ['POS payment', 'id'],
+    'Status',
+    ['Amount', 'nowrap'],
+    ['Terminal', 'extra'],
+    ['Custom reference', 'extra'],
+    ['Created', 'extra'],
+  ],
   modifications: [['Reference', 'id'], 'Type', 'Status', ['Amount', 'nowrap'], ['Payment', 'id extra'], ['Created', 'extra']],
   deliveries: [
     ['Delivery', 'id'],

@@ -46,7 +46,7 @@ export interface SessionRecord {
   completedAt: number | null;
   /**
    * When the session stopped being pending: completed (as `completedAt`), failed, cancelled, or
-   * expired (at the page's deadline, `openedAt` + 300 s, whenever the sandbox noticed). `null` while
+   * expired (at the page's deadline, `openedAt` + 300 s, however late the sandbox noticed). `null` while
    * pending, and for a session cancelled or expired before the sandbox recorded it.
    */
   endedAt: number | null;

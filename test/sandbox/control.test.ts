@@ -357,7 +357,11 @@ describe('control API: when a session ended', () => {
     });
     await sandbox.advanceClock(5_000);
     await submitForm(toPay?.paymentUrl ?? '');
-    expect(await ended(toPay?.sessionId ?? '')).toMatchObject({ status: 'completed', completedAt: OPENED + 17_000, endedAt: OPENED + 17_000 });
+    expect(await ended(toPay?.sessionId ?? '')).toMatchObject({
+      status: 'completed',
+      completedAt: OPENED + 17_000,
+      endedAt: OPENED + 17_000,
+    });
     await sandbox.advanceClock(5_000);
     await control(sandbox, 'POST', `test/sessions/${toExpire?.sessionId}/expire`);
     expect(await ended(toExpire?.sessionId ?? '')).toMatchObject({ status: 'expired', endedAt: OPENED + 22_000 });

@@ -130,7 +130,10 @@ describeInBrowser('sandbox dashboard in a real browser', () => {
       expect(cell.right).toBeLessThanOrEqual(390);
     }
     const background = (text: string) =>
-      phone.page.locator('tbody .status', { hasText: new RegExp(`^${text}$`) }).first().evaluate((badge) => getComputedStyle(badge).backgroundColor);
+      phone.page
+        .locator('tbody .status', { hasText: new RegExp(`^${text}$`) })
+        .first()
+        .evaluate((badge) => getComputedStyle(badge).backgroundColor);
     const colours = { completed: await background('completed'), failed: await background('failed'), pending: await background('pending') };
     expect(new Set(Object.values(colours)).size, JSON.stringify(colours)).toBe(3);
     expect(seriousViolations(await runAxe(phone.page))).toEqual([]);

@@ -218,12 +218,22 @@ describe('dashboard: Advance comes back to the page it was pressed on', () => {
     expect(location.startsWith(`${here}?notice=`), location).toBe(true);
     expect((await page(sandbox, location)).html).toContain('The clock moved ahead by 1 min 30 s');
     // Pressed again on the page it came back to: the earlier notice is not carried along.
-    const again = new URL((await submitPageForm(sandbox, location, 'advance', { duration: '1s' })).headers.get('location') ?? '', 'http://x');
+    const again = new URL(
+      (await submitPageForm(sandbox, location, 'advance', { duration: '1s' })).headers.get('location') ?? '',
+      'http://x',
+    );
     expect([again.pathname, again.searchParams.getAll('notice').length]).toEqual([here, 1]);
 
     const list = '/test/sessions?status=pending&order=asc';
-    const fromList = new URL((await submitPageForm(sandbox, list, 'advance', { duration: '1s' })).headers.get('location') ?? '', 'http://x');
-    expect([fromList.pathname, fromList.searchParams.get('status'), fromList.searchParams.get('order')]).toEqual(['/test/sessions', 'pending', 'asc']);
+    const fromList = new URL(
+      (await submitPageForm(sandbox, list, 'advance', { duration: '1s' })).headers.get('location') ?? '',
+      'http://x',
+    );
+    expect([fromList.pathname, fromList.searchParams.get('status'), fromList.searchParams.get('order')]).toEqual([
+      '/test/sessions',
+      'pending',
+      'asc',
+    ]);
     const fromLive = await submitPageForm(sandbox, '/live', 'advance', { duration: '1s' });
     expect(fromLive.headers.get('location')).toMatch(/^\/live\?notice=/);
   });
@@ -252,8 +262,12 @@ describe('dashboard: a session timeline says when and how it ended', () => {
     await submitForm(cancelled.paymentUrl, { action: 'cancel' });
     await sandbox.advanceClock(60_000);
     await submitForm(failed.paymentUrl, { holderName: 'DECLINED' });
-    expect((await page(sandbox, `/test/sessions/${cancelled.sessionId}`)).html).toContain('<li><time>2026-01-01 12:08:43 UTC</time>: cancelled</li>');
-    expect((await page(sandbox, `/test/sessions/${failed.sessionId}`)).html).toContain('<li><time>2026-01-01 12:09:43 UTC</time>: failed</li>');
+    expect((await page(sandbox, `/test/sessions/${cancelled.sessionId}`)).html).toContain(
+      '<li><time>2026-01-01 12:08:43 UTC</time>: cancelled</li>',
+    );
+    expect((await page(sandbox, `/test/sessions/${failed.sessionId}`)).html).toContain(
+      '<li><time>2026-01-01 12:09:43 UTC</time>: failed</li>',
+    );
   });
 
   it('says a session paid from the dashboard was paid there, as which holder, instead of "payment page opened"', async () => {

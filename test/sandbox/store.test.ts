@@ -357,7 +357,11 @@ describe('store: damaged or newer databases', () => {
     // The migrated database records what happens next.
     const now = second.sandbox.control.clock().epochMs;
     await second.sandbox.paySession('test', ids.later ?? '', { holderName: 'Jane Tester' });
-    expect(record('later')).toMatchObject({ status: 'completed', endedAt: now, controlPayment: { from: 'control', holderName: 'Jane Tester' } });
+    expect(record('later')).toMatchObject({
+      status: 'completed',
+      endedAt: now,
+      controlPayment: { from: 'control', holderName: 'Jane Tester' },
+    });
     await second.sandbox.close();
     const check = new DatabaseSync(join(dir, 'sandbox.db'));
     expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 4 });
