@@ -1,6 +1,6 @@
 import type { Environment } from '../core/options.js';
 import type { OffsetClock } from './clock.js';
-import type { ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from './records.js';
+import type { ControlPayment, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from './records.js';
 import { invalid, jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
 import type { Scheduler } from './scheduler.js';
 import type { SandboxService } from './service.js';
@@ -221,15 +221,19 @@ export class SandboxControl {
 
   // Actions
 
-  /** Pays a pending session as `holderName` would on the hosted page (default: a name that pays). */
+  /**
+   * Pays a pending session as `holderName` would on the hosted page (default: a name that pays).
+   * `from` is what the session's timeline names as the payer: `control` (the default) or `dashboard`.
+   */
   async paySession(
     environment: Environment,
     sessionId: string,
-    options: { holderName?: string | undefined } = {},
+    options: { holderName?: string | undefined; from?: ControlPayment['from'] | undefined } = {},
   ): Promise<ControlSession> {
     const holderName = options.holderName ?? 'Jane Tester';
     if (typeof holderName !== 'string' || holderName.trim().length < 3) throw invalid('holderName must be a name of at least 3 characters');
-    const session = this.#store.transaction(() => this.#service.payAs(environment, sessionId, holderName));
+    const from = options.from ?? 'control';
+    const session = this.#store.transaction(() => this.#service.payAs(environment, sessionId, { from, holderName }));
     await this.#settle();
     return this.sessionView(session);
   }

@@ -57,11 +57,23 @@ button.secondary{background:#fff;color:var(--accent)}button.danger{background:#b
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0}dt{font-weight:600;color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}
 pre{background:#f0f2f5;padding:.5rem;overflow-x:auto;white-space:pre-wrap;overflow-wrap:anywhere;margin:.25rem 0;font-size:.85rem}
 .notice{background:#e7f5ec;border:1px solid #1f7a45;padding:.5rem .75rem;border-radius:.3rem}.problem{background:#fdecea;border:1px solid #b42318;padding:.5rem .75rem;border-radius:.3rem}
-.status{display:inline-block;padding:0 .4rem;border-radius:.25rem;background:#eef0f3;font-size:.85rem;font-weight:600}
+.status{display:inline-block;padding:0 .4rem;border-radius:.25rem;border:1px solid #6b7280;background:#eef0f3;color:#3d434d;font-size:.85rem;font-weight:600;white-space:nowrap}
+.status.ok{background:#dcf3e4;color:#14532d;border-color:#1f7a45}.status.bad{background:#fde2e1;color:#8f1d14;border-color:#b42318}
+.status.wait{background:#dbeafe;color:#1e3a8a;border-color:#1a56db}.status.late{background:#ffe4c7;color:#7c2d12;border-color:#c2410c}
+td.id,td.nowrap{white-space:nowrap}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(10rem,1fr));gap:.75rem}.muted{color:var(--muted)}
 ol.timeline{padding-left:1.2rem}ol.timeline li{margin:.3rem 0}.pager{display:flex;gap:1rem;margin:.75rem 0}
-.clock{display:flex;flex-wrap:wrap;gap:.25rem 1.5rem;align-items:center}.clock h2{margin:0;font-size:1rem}.clock p{margin:0}.clock form.inline{margin:0}
+.clock summary{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:baseline;cursor:pointer;list-style:none}.clock summary::-webkit-details-marker{display:none}
+.clock summary::before{content:'▸';color:var(--muted)}.clock[open] summary::before{content:'▾'}.clock h2{margin:0;font-size:1rem}
+.clock .advance{display:flex;flex-wrap:wrap;gap:.25rem 1.5rem;align-items:end;margin-top:.5rem}.clock p{margin:0}.clock form.inline{margin:0}
+@media (max-width:40rem){.extra{display:none}table{font-size:.875rem}th,td{padding:.35rem .4rem}.clock{padding:.5rem .75rem}}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`;
+
+/**
+ * Folds the clock away on a narrow screen, where it would take a quarter of the first view: it runs
+ * as the page is read, before it is shown. Without JavaScript the clock stays open.
+ */
+const CLOCK_SCRIPT = `if (matchMedia('(max-width: 40rem)').matches) document.getElementById('clock').open = false;`;
 
 /**
  * Refreshes the live region from the server when the state changes, unless the reader is in a form
@@ -92,8 +104,21 @@ function time(epochMs: number | null | undefined): string {
   return epochMs === null || epochMs === undefined ? '' : `${new Date(epochMs).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
+/** The colour of each status, besides its word: done well, went wrong, under way, late, or over with no outcome. */
+const TONES: Record<string, string> = {
+  completed: 'ok',
+  success: 'ok',
+  delivered: 'ok',
+  failed: 'bad',
+  abandoned: 'bad',
+  pending: 'wait',
+  received: 'wait',
+  timeout: 'late',
+};
+
 function status(value: string): string {
-  return `<span class="status">${escapeHtml(value)}</span>`;
+  const tone = TONES[value];
+  return `<span class="status${tone ? ` ${tone}` : ''}">${escapeHtml(value)}</span>`;
 }
 
 function link(href: string, text: string): string {
@@ -110,6 +135,8 @@ interface PageParts {
   body: string;
   notice?: string | undefined;
   problem?: string | undefined;
+  /** This page's path and query, where the clock's Advance comes back to (default `/`). */
+  here?: string | undefined;
 }
 
 function layout(context: DashboardContext, parts: PageParts, nonce: string): string {
@@ -148,14 +175,16 @@ ${navItem('/reference', 'Test-mode reference', 'reference')}
 </header>
 ${envBar}
 <main>
-<section class="panel clock" aria-labelledby="clock-title">
-<h2 id="clock-title">Sandbox clock</h2>
-<p>${escapeHtml(time(clock.epochMs))}${clock.offsetMs > 0 ? ` <span class="muted">(${escapeHtml(duration(clock.offsetMs))} ahead of real time)</span>` : ''}</p>
-${actionForm(context, 'advance', '', [
+<details class="panel clock" id="clock" open>
+<summary><h2 id="clock-title">Sandbox clock</h2><span>${escapeHtml(time(clock.epochMs))}${clock.offsetMs > 0 ? ` <span class="muted">(${escapeHtml(duration(clock.offsetMs))} ahead of real time)</span>` : ''}</span></summary>
+<div class="advance">
+${actionForm(context, 'advance', parts.here ?? '/', [
   `<label for="advance-by">Advance by</label><input id="advance-by" name="duration" value="5m" size="8" aria-describedby="advance-help">`,
 ])}
 <p id="advance-help" class="muted">90s, 5m, 1h30m or PT5M: expiry, POS answers, refunds and webhook retries happen as if that time had passed.</p>
-</section>
+</div>
+</details>
+<script nonce="${nonce}">${CLOCK_SCRIPT}</script>
 ${parts.notice ? `<p class="notice" role="status">${escapeHtml(parts.notice)}</p>` : ''}
 ${parts.problem ? `<p class="problem" role="alert">${escapeHtml(parts.problem)}</p>` : ''}
 <p id="live-status" class="visually-hidden" aria-live="polite"></p>
@@ -235,14 +264,22 @@ function pager<R>(page: ControlPage<R>, path: string, query: URLSearchParams): s
   }<span class="muted">${page.total} in all</span></p>`;
 }
 
-function table(caption: string, headings: string[], rows: string[][], empty: string): string {
+/**
+ * A table column: its heading, or its heading and classes: `id` and `nowrap` cells are never
+ * broken across lines, `extra` columns are left out on narrow screens.
+ */
+type Column = string | [heading: string, classes: string];
+
+function table(caption: string, columns: Column[], rows: string[][], empty: string): string {
   if (rows.length === 0) return `<p class="muted">${escapeHtml(empty)}</p>`;
+  const headings = columns.map((column) => (typeof column === 'string' ? column : column[0]));
+  const classes = columns.map((column) => (typeof column === 'string' ? '' : ` class="${column[1]}"`));
   // The section's heading names the table for the eye; the caption names it for a screen reader.
   return `<div class="scroll" tabindex="0" role="region" aria-label="${escapeHtml(caption)}"><table><caption class="visually-hidden">${escapeHtml(caption)}</caption><thead><tr>${headings
-    .map((heading) => `<th scope="col">${escapeHtml(heading)}</th>`)
+    .map((heading, index) => `<th scope="col"${classes[index]}>${escapeHtml(heading)}</th>`)
     .join(
       '',
-    )}</tr></thead><tbody>${rows.map((cells) => `<tr>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`).join('')}</tbody></table></div>`;
+    )}</tr></thead><tbody>${rows.map((cells) => `<tr>${cells.map((cell, index) => `<td${classes[index] ?? ''}>${cell}</td>`).join('')}</tr>`).join('')}</tbody></table></div>`;
 }
 
 function sessionRows(environment: Environment, sessions: SessionRecord[]): string[][] {
@@ -296,11 +333,34 @@ function deliveryRows(environment: Environment, deliveries: WebhookDelivery[]): 
   ]);
 }
 
-const HEADINGS: Record<Kind, string[]> = {
-  sessions: ['Session', 'Status', 'Amount', 'Custom reference', 'Payment reference', 'Created'],
-  'pos-payments': ['POS payment', 'Status', 'Amount', 'Terminal', 'Custom reference', 'Created'],
-  modifications: ['Reference', 'Type', 'Status', 'Amount', 'Payment', 'Created'],
-  deliveries: ['Delivery', 'Event', 'Payment', 'Status', 'Attempts (last answer)', 'URL', 'Created'],
+/** The columns of each list: on a narrow screen, the record's id, its status and its amount or event. */
+const HEADINGS: Record<Kind, Column[]> = {
+  sessions: [
+    ['Session', 'id'],
+    'Status',
+    ['Amount', 'nowrap'],
+    ['Custom reference', 'extra'],
+    ['Payment reference', 'id extra'],
+    ['Created', 'extra'],
+  ],
+  'pos-payments': [
+    ['POS payment', 'id'],
+    'Status',
+    ['Amount', 'nowrap'],
+    ['Terminal', 'extra'],
+    ['Custom reference', 'extra'],
+    ['Created', 'extra'],
+  ],
+  modifications: [['Reference', 'id'], 'Type', 'Status', ['Amount', 'nowrap'], ['Payment', 'id extra'], ['Created', 'extra']],
+  deliveries: [
+    ['Delivery', 'id'],
+    'Event',
+    ['Payment', 'id'],
+    'Status',
+    ['Attempts (last answer)', 'extra'],
+    ['URL', 'extra'],
+    ['Created', 'extra'],
+  ],
 };
 
 function listPage(context: DashboardContext, kind: Kind, environment: Environment, query: URLSearchParams): PageParts {
@@ -393,10 +453,14 @@ function deliveriesSection(environment: Environment, deliveries: WebhookDelivery
   return `<h2>Webhooks sent</h2>${table('Webhooks about this record', HEADINGS.deliveries, deliveryRows(environment, deliveries), 'No webhook about this record.')}`;
 }
 
-function timelineList(items: [number, string][]): string {
+/** Timeline entries: when (`null`: not recorded, listed last) and what, as HTML. */
+function timelineList(items: [number | null, string][]): string {
   return `<ol class="timeline">${items
-    .sort((a, b) => a[0] - b[0])
-    .map(([at, text]) => `<li><time>${escapeHtml(time(at))}</time>: ${text}</li>`)
+    .sort((a, b) => (a[0] ?? Number.POSITIVE_INFINITY) - (b[0] ?? Number.POSITIVE_INFINITY))
+    .map(
+      ([at, text]) =>
+        `<li>${at === null ? '<span class="muted">time not recorded</span>' : `<time>${escapeHtml(time(at))}</time>`}: ${text}</li>`,
+    )
     .join('')}</ol>`;
 }
 
@@ -457,15 +521,25 @@ function sessionPage(
             'secondary',
           )
         : '<p class="muted">No action: the session is finished.</p>';
-  const events: [number, string][] = [
+  const payer = session.controlPayment;
+  const events: [number | null, string][] = [
     [session.createdAt, 'created'],
     ...(session.openedAt === null ? [] : ([[session.openedAt, 'payment page opened']] as [number, string][])),
+    // A control payment ends the session as it is made.
+    ...(payer === null
+      ? []
+      : ([
+          [
+            session.endedAt,
+            `paid ${payer.from === 'dashboard' ? 'from the dashboard' : 'through the control API'} as ${escapeHtml(payer.holderName)}`,
+          ],
+        ] as [number | null, string][])),
     ...session.attempts.map((attempt): [number, string] => [
       attempt.createdAt,
       `payment attempt ${escapeHtml(attempt.paymentReference)}: ${escapeHtml(attempt.status)}${attempt.reason ? ` (${escapeHtml(attempt.reason)})` : ''}`,
     ]),
-    ...(session.status === 'expired' || session.status === 'cancelled'
-      ? ([[session.completedAt ?? session.openedAt ?? session.createdAt, escapeHtml(session.status)]] as [number, string][])
+    ...(session.status === 'expired' || session.status === 'cancelled' || session.status === 'failed'
+      ? ([[session.endedAt, escapeHtml(session.status)]] as [number | null, string][])
       : []),
     ...modificationEvents(environment, timeline.modifications),
     ...deliveryEvents(environment, timeline.deliveries),
@@ -700,7 +774,11 @@ export async function handleDashboard(request: Request, url: URL, context: Dashb
   const notice = url.searchParams.get('notice') ?? undefined;
   const problem = url.searchParams.get('problem') ?? undefined;
   const liveOnly = request.headers.get(LIVE_HEADER) === '1';
-  const show = (parts: PageParts, status = 200) => render(context, { ...parts, notice, problem }, status, liveOnly);
+  const here = new URL(url);
+  here.searchParams.delete('notice');
+  here.searchParams.delete('problem');
+  const show = (parts: PageParts, status = 200) =>
+    render(context, { ...parts, notice, problem, here: `${here.pathname}${here.search}` }, status, liveOnly);
   if (path === '/' || path === '/live') return show(overview(context, path === '/' ? 'test' : 'live'));
   if (path === '/reference') return show(referencePage());
   const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
@@ -713,7 +791,7 @@ export async function handleDashboard(request: Request, url: URL, context: Dashb
       if (error instanceof ServiceFailure)
         return render(
           context,
-          { ...listPage(context, kind, environment, new URLSearchParams()), notice, problem: error.message },
+          { ...listPage(context, kind, environment, new URLSearchParams()), notice, problem: error.message, here: path },
           400,
           liveOnly,
         );
@@ -769,7 +847,10 @@ async function act(context: DashboardContext, request: Request, action: string):
     const id = form.get('id') ?? '';
     switch (action) {
       case 'pay': {
-        const session = await control.paySession(environmentOf(form), id, { holderName: form.get('holderName') ?? undefined });
+        const session = await control.paySession(environmentOf(form), id, {
+          holderName: form.get('holderName') ?? undefined,
+          from: 'dashboard',
+        });
         return back('notice', `Session ${session.sessionId} is now ${session.status}.`);
       }
       case 'expire':

@@ -16,6 +16,14 @@ export interface AttemptRecord {
   createdAt: number;
 }
 
+/** A payment made with the sandbox's controls rather than by a customer on the hosted page. */
+export interface ControlPayment {
+  /** `dashboard`: its Pay button; `control`: the control API, `sandbox.paySession` or the CLI's `trigger`. */
+  from: 'dashboard' | 'control';
+  /** The cardholder name it paid as, which decides the outcome as on the page. */
+  holderName: string;
+}
+
 /** A payment session. Times are Unix milliseconds of the sandbox clock. */
 export interface SessionRecord {
   environment: Environment;
@@ -36,6 +44,14 @@ export interface SessionRecord {
   /** When the customer first opened `paymentUrl`; the 300 s countdown starts here. */
   openedAt: number | null;
   completedAt: number | null;
+  /**
+   * When the session stopped being pending: completed (as `completedAt`), failed, cancelled, or
+   * expired (at the page's deadline, `openedAt` + 300 s, however late the sandbox noticed). `null` while
+   * pending, and for a session cancelled or expired before the sandbox recorded it.
+   */
+  endedAt: number | null;
+  /** Set when the sandbox's controls paid it: there was no customer on the page. */
+  controlPayment: ControlPayment | null;
   paymentReference: string | null;
   paymentStatus: string | null;
   attempts: AttemptRecord[];

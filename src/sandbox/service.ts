@@ -3,7 +3,7 @@ import { REFERENCE_INFIXES } from '../schemas/references.js';
 import { SESSION_STATUSES } from '../schemas/sessions.js';
 import { POS_TEST_ENDINGS, TEST_CARDHOLDER_NAMES, TEST_TERMINALS } from '../testing/index.js';
 import type { SandboxClock } from './clock.js';
-import type { ModificationRecord, PosRecord, SessionRecord, StoredAmount, WebhookDelivery } from './records.js';
+import type { ControlPayment, ModificationRecord, PosRecord, SessionRecord, StoredAmount, WebhookDelivery } from './records.js';
 import { recordTimestamp } from './records.js';
 import { invalid, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
 import type { JobHandler, Scheduler } from './scheduler.js';
@@ -234,6 +234,8 @@ export class SandboxService {
       createdAt: this.#now(),
       openedAt: null,
       completedAt: null,
+      endedAt: null,
+      controlPayment: null,
       paymentReference: null,
       paymentStatus: null,
       attempts: [],
@@ -305,10 +307,20 @@ export class SandboxService {
     this.#schedule(JOB.expireSession, PAYMENT_PAGE_SECONDS * 1000, session.sessionId);
   }
 
+  /**
+   * The page's time ran out. It ended at its deadline, not when the job ran: a job runs late when
+   * the sandbox was stopped across the deadline or its timer fired late, and the page refused
+   * payment from the deadline on.
+   */
   #expire(sessionId: string): void {
     const session = this.#store.sessions.get(sessionId);
     if (session?.status !== 'pending') return;
-    session.status = 'expired';
+    this.#end(session, 'expired', session.openedAt === null ? this.#now() : session.openedAt + PAYMENT_PAGE_SECONDS * 1000);
+  }
+
+  #end(session: SessionRecord, status: Exclude<SessionRecord['status'], 'pending'>, at = this.#now()): void {
+    session.status = status;
+    session.endedAt = at;
     this.#store.sessions.save(session);
   }
 
@@ -316,26 +328,27 @@ export class SandboxService {
   authorise(session: SessionRecord): string {
     const paymentReference = this.#numberedId(INFIX.payment[session.environment]);
     const now = this.#now();
-    session.status = 'completed';
     session.completedAt = now;
     session.paymentReference = paymentReference;
     session.paymentStatus = 'AUTHORISED';
     session.attempts.push({ paymentReference, status: 'authorised', reason: null, createdAt: now });
-    this.#store.sessions.save(session);
+    this.#end(session, 'completed', now);
     this.#context.webhooks.emit(session.environment, sessionAuthorisation(session));
     return paymentReference;
   }
 
   /**
    * Pays a pending session as a customer with `holderName` would on the hosted page: a scripted
-   * failure for the names of the Test table, an authorisation for any other name.
+   * failure for the names of the Test table, an authorisation for any other name. No page is
+   * opened: the record says the sandbox's controls paid it.
    */
-  payAs(environment: Environment, sessionId: string, holderName: string): SessionRecord {
+  payAs(environment: Environment, sessionId: string, payment: ControlPayment): SessionRecord {
     const session = this.session(environment, sessionId);
     if (!session) throw notFound('Session');
     if (session.status !== 'pending') throw notAllowed(`Session ${sessionId} is ${session.status}: only a pending session can be paid`);
-    this.opened(session);
-    const scripted = TEST_CARDHOLDER_NAMES[holderName.trim().toUpperCase() as keyof typeof TEST_CARDHOLDER_NAMES];
+    const holderName = payment.holderName.trim();
+    session.controlPayment = { from: payment.from, holderName };
+    const scripted = TEST_CARDHOLDER_NAMES[holderName.toUpperCase() as keyof typeof TEST_CARDHOLDER_NAMES];
     if (scripted) this.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description);
     else this.authorise(session);
     return session;
@@ -346,8 +359,8 @@ export class SandboxService {
     const session = this.session(environment, sessionId);
     if (!session) throw notFound('Session');
     if (session.status !== 'pending') throw notAllowed(`Session ${sessionId} is ${session.status}: only a pending session can expire`);
-    this.#expire(sessionId);
-    return this.session(environment, sessionId) ?? session;
+    this.#end(session, 'expired');
+    return session;
   }
 
   /**
@@ -356,14 +369,13 @@ export class SandboxService {
    */
   decline(session: SessionRecord, status: 'refused' | 'error', reason: string): void {
     const paymentReference = this.#numberedId(INFIX.payment[session.environment]);
-    session.attempts.push({ paymentReference, status, reason, createdAt: this.#now() });
-    session.status = 'failed';
-    this.#store.sessions.save(session);
+    const now = this.#now();
+    session.attempts.push({ paymentReference, status, reason, createdAt: now });
+    this.#end(session, 'failed', now);
   }
 
   cancel(session: SessionRecord): void {
-    session.status = 'cancelled';
-    this.#store.sessions.save(session);
+    this.#end(session, 'cancelled');
   }
 
   // Modifications

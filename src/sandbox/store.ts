@@ -154,6 +154,22 @@ export interface Job {
 }
 
 /**
+ * Gives sessions stored before the sandbox recorded their end what their record shows: completed at
+ * `completedAt`, failed at the last attempt, expired at the page's deadline (opened + 300 s; an
+ * "Expire now" of then is not told apart), cancelled at an unknown time (`null`); none paid by the
+ * controls, which were not recorded either. Run on sessions that have no end time yet.
+ */
+const SESSION_ENDS = `UPDATE sessions SET record = json_set(record,
+     '$.endedAt', CASE status
+       WHEN 'completed' THEN json_extract(record, '$.completedAt')
+       WHEN 'failed' THEN (SELECT max(json_extract(value, '$.createdAt')) FROM json_each(record, '$.attempts'))
+       WHEN 'expired' THEN json_extract(record, '$.openedAt') + 300000
+     END,
+     '$.controlPayment', NULL)
+   WHERE ended_at IS NULL;
+   UPDATE sessions SET ended_at = json_extract(record, '$.endedAt') WHERE ended_at IS NULL;`;
+
+/**
  * Forward migrations: entry `n` brings a database from version `n` to `n + 1`
  * (`PRAGMA user_version`). Append only.
  */
@@ -199,6 +215,9 @@ const MIGRATIONS = [
    ALTER TABLE deliveries ADD COLUMN payment_reference TEXT;
    UPDATE deliveries SET payment_reference = json_extract(record, '$.event.data.paymentReference');
    CREATE INDEX deliveries_by_payment ON deliveries (payment_reference);`,
+  // When each session ended (expired, cancelled, failed, completed).
+  `ALTER TABLE sessions ADD COLUMN ended_at INTEGER;
+   ${SESSION_ENDS}`,
 ];
 
 /** The database file in a data folder. */
@@ -280,6 +299,7 @@ export class SandboxStore {
       { name: 'token', of: (record) => record.token },
       { name: 'payment_reference', of: (record) => record.paymentReference },
       { name: 'created_at', of: (record) => record.createdAt },
+      { name: 'ended_at', of: (record) => record.endedAt },
     ]);
     this.posPayments = new RecordTable(this, 'pos_payments', { name: 'pos_payment_id', of: (record) => record.posPaymentId }, [
       { name: 'environment', of: (record) => record.environment },
@@ -310,7 +330,10 @@ export class SandboxStore {
     this.transaction(() => {
       for (const [index, sql] of MIGRATIONS.entries()) if (index >= version) this.#db.exec(sql);
       this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
-      if (legacy && version === 0) this.#importLegacy(legacy);
+      if (legacy && version === 0) {
+        this.#importLegacy(legacy);
+        this.#db.exec(SESSION_ENDS);
+      }
     });
     this.runs = this.#bump('runs');
   }
@@ -532,7 +555,8 @@ export class SandboxStore {
         ...item,
         paymentReference: item.paymentReference ?? `${session.sessionId}-A${++attempt}`,
       }));
-      this.sessions.save({ ...session, attempts });
+      // Their end times come from SESSION_ENDS, run after the import.
+      this.sessions.save({ ...session, attempts, endedAt: null, controlPayment: null });
     }
     for (const payment of state.posPayments ?? []) this.posPayments.save(payment);
     for (const modification of state.modifications ?? []) this.modifications.save(modification);
@@ -577,7 +601,7 @@ export function deliveryStatus(delivery: WebhookDelivery): 'pending' | 'delivere
 }
 
 interface LegacyState {
-  sessions?: (Omit<SessionRecord, 'attempts'> & {
+  sessions?: (Omit<SessionRecord, 'attempts' | 'endedAt' | 'controlPayment'> & {
     attempts?: (Omit<SessionRecord['attempts'][number], 'paymentReference'> & { paymentReference: string | null })[];
   })[];
   posPayments?: PosRecord[];

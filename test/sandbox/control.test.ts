@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PosPaymentPendingError, TerminalBusyError } from '../../src/index.js';
-import { parseDuration, SANDBOX_CODES, type Sandbox } from '../../src/sandbox/index.js';
-import { openPage, paidSession, sessionParams, useSandboxes } from './support.js';
+import { manualClock, parseDuration, SANDBOX_CODES, type Sandbox } from '../../src/sandbox/index.js';
+import { openPage, paidSession, sessionParams, submitForm, useSandboxes } from './support.js';
 
 const { start, receiver } = useSandboxes();
 const dirs: string[] = [];
@@ -322,6 +322,65 @@ describe('control API: the clock', () => {
     await first.sandbox.close();
     const second = await start({ dataDir: dir });
     expect(second.sandbox.control.clock().offsetMs).toBe(3_600_000);
+  });
+});
+
+describe('control API: when a session ended', () => {
+  const OPENED = Date.UTC(2026, 0, 1, 12, 8, 1);
+
+  it('an opened page left 20 minutes ends at its deadline, 300 s after it opened, not when the clock stopped', async () => {
+    const { sandbox, test } = await start({ clock: manualClock(OPENED) });
+    const session = await test.sessions.create({ ...sessionParams });
+    await openPage(session.paymentUrl);
+    await control(sandbox, 'POST', 'clock/advance', { body: { duration: '20m' } });
+    const { body } = await control(sandbox, 'GET', `test/sessions/${session.sessionId}`);
+    expect(body.data.record).toMatchObject({ status: 'expired', openedAt: OPENED, endedAt: Date.UTC(2026, 0, 1, 12, 13, 1) });
+    const listed = await control(sandbox, 'GET', 'test/sessions');
+    expect(listed.body.data.items[0]).toMatchObject({ sessionId: session.sessionId, endedAt: Date.UTC(2026, 0, 1, 12, 13, 1) });
+  });
+
+  it('records the moment a session was cancelled, failed, paid or expired now; a pending one has none', async () => {
+    const { sandbox, test } = await start({ clock: manualClock(OPENED) });
+    const [toCancel, toDecline, toPay, toExpire, pending] = await Promise.all(
+      [1, 2, 3, 4, 5].map((index) => test.sessions.create({ ...sessionParams, customReference: `end-${index}` })),
+    );
+    const ended = async (sessionId: string) => (await control(sandbox, 'GET', `test/sessions/${sessionId}`)).body.data.record;
+    await sandbox.advanceClock(7_000);
+    await submitForm(toCancel?.paymentUrl ?? '', { action: 'cancel' });
+    expect(await ended(toCancel?.sessionId ?? '')).toMatchObject({ status: 'cancelled', endedAt: OPENED + 7_000 });
+    await sandbox.advanceClock(5_000);
+    await submitForm(toDecline?.paymentUrl ?? '', { holderName: 'DECLINED' });
+    expect(await ended(toDecline?.sessionId ?? '')).toMatchObject({
+      status: 'failed',
+      endedAt: OPENED + 12_000,
+      attempts: [{ status: 'refused', createdAt: OPENED + 12_000 }],
+    });
+    await sandbox.advanceClock(5_000);
+    await submitForm(toPay?.paymentUrl ?? '');
+    expect(await ended(toPay?.sessionId ?? '')).toMatchObject({
+      status: 'completed',
+      completedAt: OPENED + 17_000,
+      endedAt: OPENED + 17_000,
+    });
+    await sandbox.advanceClock(5_000);
+    await control(sandbox, 'POST', `test/sessions/${toExpire?.sessionId}/expire`);
+    expect(await ended(toExpire?.sessionId ?? '')).toMatchObject({ status: 'expired', endedAt: OPENED + 22_000 });
+    expect(await ended(pending?.sessionId ?? '')).toMatchObject({ status: 'pending', endedAt: null });
+  });
+
+  it('a session paid through the control API records the holder name it paid as, and opens no payment page', async () => {
+    const { sandbox, test } = await start({ clock: manualClock(OPENED) });
+    const session = await test.sessions.create({ ...sessionParams });
+    const paid = await control(sandbox, 'POST', `test/sessions/${session.sessionId}/pay`, { body: { holderName: ' DECLINED ' } });
+    expect(paid.body.data).toMatchObject({
+      status: 'failed',
+      openedAt: null,
+      endedAt: OPENED,
+      controlPayment: { from: 'control', holderName: 'DECLINED' },
+    });
+    const onPage = await test.sessions.create({ ...sessionParams });
+    await submitForm(onPage.paymentUrl);
+    expect(sandbox.records.session(onPage.sessionId)).toMatchObject({ status: 'completed', openedAt: OPENED, controlPayment: null });
   });
 });
 

@@ -98,6 +98,56 @@ describeInBrowser('sandbox dashboard in a real browser', () => {
     }
   }, 120_000);
 
+  it('on a 390 px screen folds the clock away, shows list ids whole on one line and colours outcomes apart, axe passing', async () => {
+    const completed = await client.sessions.create({ ...sessionParams, customReference: 'phone-completed' });
+    await payTestSession(completed.paymentUrl);
+    const failed = await client.sessions.create({ ...sessionParams, customReference: 'phone-failed' });
+    await sandbox.paySession('test', failed.sessionId, { holderName: 'DECLINED' });
+    await client.sessions.create({ ...sessionParams, customReference: 'phone-pending' });
+
+    const phone = await open({ width: 390, height: 844 });
+    await phone.page.goto(`${sandbox.baseUrl}/test/sessions`);
+    const clock = phone.page.locator('#clock');
+    expect(await clock.evaluate((element) => (element as HTMLDetailsElement).open)).toBe(false);
+    expect((await clock.boundingBox())?.height).toBeLessThan(80);
+    // Each session id on one line, and the id and status columns inside the screen.
+    const cells = await phone.page.$$eval('tbody tr', (rows) =>
+      rows.map((row) => {
+        const link = row.querySelector('td.id a') as HTMLElement;
+        const badge = row.querySelector('.status') as HTMLElement;
+        return {
+          lines: link.getClientRects().length,
+          height: link.getBoundingClientRect().height,
+          lineHeight: Number.parseFloat(getComputedStyle(link).lineHeight),
+          right: Math.max(link.getBoundingClientRect().right, badge.getBoundingClientRect().right),
+        };
+      }),
+    );
+    expect(cells.length).toBeGreaterThanOrEqual(3);
+    for (const cell of cells) {
+      expect(cell.lines).toBe(1);
+      expect(cell.height).toBeLessThanOrEqual(cell.lineHeight);
+      expect(cell.right).toBeLessThanOrEqual(390);
+    }
+    const background = (text: string) =>
+      phone.page
+        .locator('tbody .status', { hasText: new RegExp(`^${text}$`) })
+        .first()
+        .evaluate((badge) => getComputedStyle(badge).backgroundColor);
+    const colours = { completed: await background('completed'), failed: await background('failed'), pending: await background('pending') };
+    expect(new Set(Object.values(colours)).size, JSON.stringify(colours)).toBe(3);
+    expect(seriousViolations(await runAxe(phone.page))).toEqual([]);
+    // Opened, the clock works as on a wide screen.
+    await phone.page.locator('#clock summary').click();
+    await expect(phone.page.locator('#advance-by').isVisible()).resolves.toBe(true);
+    await phone.context.close();
+
+    const desktop = await open();
+    await desktop.page.goto(`${sandbox.baseUrl}/test/sessions`);
+    expect(await desktop.page.locator('#clock').evaluate((element) => (element as HTMLDetailsElement).open)).toBe(true);
+    await desktop.context.close();
+  }, 60_000);
+
   it('runs every control from the keyboard alone: pay, expire, resolve, resend, advance the clock', async () => {
     const { context, page, requests } = await open();
     const toPay = await client.sessions.create({ ...sessionParams, customReference: 'keys-pay' });

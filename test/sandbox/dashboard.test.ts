@@ -5,9 +5,9 @@
  * live stream sends `change` after a change. Chromium, axe and the keyboard: dashboard.browser.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
+import { manualClock, type Sandbox } from '../../src/sandbox/index.js';
 import { expectSecurityHeaders } from '../support/browser.js';
-import { paidSession, sessionParams, useSandboxes } from './support.js';
+import { openPage, paidSession, sessionParams, submitForm, useSandboxes } from './support.js';
 
 const { start, receiver } = useSandboxes();
 
@@ -186,6 +186,103 @@ describe('dashboard actions without JavaScript', () => {
     expect((await page(sandbox, '/')).html).toContain('http://127.0.0.1:3000/webhooks');
     await post(sandbox, 'remove-webhook-url', { url: 'http://127.0.0.1:3000/webhooks', returnTo: '/' });
     expect(sandbox.webhookUrls).toEqual([]);
+  });
+});
+
+/** Posts the form of `action` on the page at `path` with the fields the page put in it, and `extra`. */
+async function submitPageForm(sandbox: Sandbox, path: string, action: string, extra: Record<string, string> = {}): Promise<Response> {
+  const html = (await page(sandbox, path)).html;
+  const form = new RegExp(`<form[^>]*action="/_dashboard/actions/${action}">([\\s\\S]*?)</form>`).exec(html)?.[1] ?? '';
+  const fields = Object.fromEntries(
+    [...form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)].map(([, name, value]) => [
+      name ?? '',
+      (value ?? '').replace(/&#(\d+);/g, (_, code: string) => String.fromCodePoint(Number(code))).replaceAll('&amp;', '&'),
+    ]),
+  );
+  return fetch(`${sandbox.baseUrl}/_dashboard/actions/${action}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ ...fields, ...extra }).toString(),
+    redirect: 'manual',
+  });
+}
+
+describe('dashboard: Advance comes back to the page it was pressed on', () => {
+  it('from a record page, a filtered list and the overview', async () => {
+    const { sandbox, test } = await start();
+    const session = await test.sessions.create({ ...sessionParams });
+    const here = `/test/sessions/${session.sessionId}`;
+    const fromRecord = await submitPageForm(sandbox, here, 'advance', { duration: '90s' });
+    expect(fromRecord.status).toBe(303);
+    const location = fromRecord.headers.get('location') ?? '';
+    expect(location.startsWith(`${here}?notice=`), location).toBe(true);
+    expect((await page(sandbox, location)).html).toContain('The clock moved ahead by 1 min 30 s');
+    // Pressed again on the page it came back to: the earlier notice is not carried along.
+    const again = new URL(
+      (await submitPageForm(sandbox, location, 'advance', { duration: '1s' })).headers.get('location') ?? '',
+      'http://x',
+    );
+    expect([again.pathname, again.searchParams.getAll('notice').length]).toEqual([here, 1]);
+
+    const list = '/test/sessions?status=pending&order=asc';
+    const fromList = new URL(
+      (await submitPageForm(sandbox, list, 'advance', { duration: '1s' })).headers.get('location') ?? '',
+      'http://x',
+    );
+    expect([fromList.pathname, fromList.searchParams.get('status'), fromList.searchParams.get('order')]).toEqual([
+      '/test/sessions',
+      'pending',
+      'asc',
+    ]);
+    const fromLive = await submitPageForm(sandbox, '/live', 'advance', { duration: '1s' });
+    expect(fromLive.headers.get('location')).toMatch(/^\/live\?notice=/);
+  });
+});
+
+describe('dashboard: a session timeline says when and how it ended', () => {
+  const OPENED = Date.UTC(2026, 0, 1, 12, 8, 1);
+
+  it('shows an expired session ending at its deadline (12:13:01), not at the time the page was opened', async () => {
+    const { sandbox, test } = await start({ clock: manualClock(OPENED) });
+    const session = await test.sessions.create({ ...sessionParams });
+    await openPage(session.paymentUrl);
+    await sandbox.advanceClock(20 * 60_000);
+    const html = (await page(sandbox, `/test/sessions/${session.sessionId}`)).html;
+    expect(html).toContain('<li><time>2026-01-01 12:08:01 UTC</time>: payment page opened</li>');
+    expect(html).toContain('<li><time>2026-01-01 12:13:01 UTC</time>: expired</li>');
+    expect(html).not.toContain('12:08:01 UTC</time>: expired');
+  });
+
+  it('shows when a session was cancelled or failed', async () => {
+    const { sandbox, test } = await start({ clock: manualClock(OPENED) });
+    const cancelled = await test.sessions.create({ ...sessionParams });
+    const failed = await test.sessions.create({ ...sessionParams });
+    await openPage(cancelled.paymentUrl);
+    await sandbox.advanceClock(42_000);
+    await submitForm(cancelled.paymentUrl, { action: 'cancel' });
+    await sandbox.advanceClock(60_000);
+    await submitForm(failed.paymentUrl, { holderName: 'DECLINED' });
+    expect((await page(sandbox, `/test/sessions/${cancelled.sessionId}`)).html).toContain(
+      '<li><time>2026-01-01 12:08:43 UTC</time>: cancelled</li>',
+    );
+    expect((await page(sandbox, `/test/sessions/${failed.sessionId}`)).html).toContain(
+      '<li><time>2026-01-01 12:09:43 UTC</time>: failed</li>',
+    );
+  });
+
+  it('says a session paid from the dashboard was paid there, as which holder, instead of "payment page opened"', async () => {
+    const { sandbox, test } = await start({ clock: manualClock(OPENED) });
+    const paid = await test.sessions.create({ ...sessionParams });
+    const declined = await test.sessions.create({ ...sessionParams });
+    const here = `/test/sessions/${paid.sessionId}`;
+    expect((await submitPageForm(sandbox, here, 'pay', { holderName: 'Jane Tester' })).status).toBe(303);
+    await submitPageForm(sandbox, `/test/sessions/${declined.sessionId}`, 'pay', { holderName: 'DECLINED' });
+    const html = (await page(sandbox, here)).html;
+    expect(html).toContain('<li><time>2026-01-01 12:08:01 UTC</time>: paid from the dashboard as Jane Tester</li>');
+    expect(html).not.toContain('payment page opened');
+    const refused = (await page(sandbox, `/test/sessions/${declined.sessionId}`)).html;
+    expect(refused).toMatch(/paid from the dashboard as DECLINED<\/li><li><time>[^<]+<\/time>: payment attempt [^<]+: refused/);
+    expect(sandbox.records.session(paid.sessionId)?.controlPayment).toEqual({ from: 'dashboard', holderName: 'Jane Tester' });
   });
 });
 

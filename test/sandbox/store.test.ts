@@ -113,6 +113,19 @@ describe('store: state across restarts (createSandbox with dataDir)', () => {
     );
   });
 
+  it('a page whose time ran out while the sandbox was stopped ended at its deadline, not when the sandbox noticed', async () => {
+    const dir = tempDir();
+    const opening = Date.UTC(2026, 0, 1, 12, 8, 1);
+    const first = await open({ dataDir: dir, clock: manualClock(opening) });
+    const session = await first.test.sessions.create({ ...sessionParams });
+    await openPage(session.paymentUrl);
+    await first.sandbox.close();
+    // Started again 20 minutes later: the expiry job runs at 12:28:01.
+    const second = await open({ dataDir: dir, clock: manualClock(opening + 20 * 60_000) });
+    expect((await second.test.sessions.retrieve(session.sessionId)).status).toBe('expired');
+    expect(second.sandbox.records.session(session.sessionId)?.endedAt).toBe(Date.UTC(2026, 0, 1, 12, 13, 1));
+  });
+
   it('answers a keyed POS payment whose terminal answer a crash left pending from its stored job, once', async () => {
     const dir = tempDir();
     const clock = manualClock(START);
@@ -192,6 +205,8 @@ describe('store: the JSON state of earlier versions', () => {
     expect(first.sandbox.records.sessions()).toEqual([
       expect.objectContaining({ sessionId: legacy.sessions[0]?.sessionId, customReference: 'legacy-1', status: 'failed' }),
     ]);
+    // It ended with its last attempt; no control paid it.
+    expect(first.sandbox.records.session('SANDBOX-EXTT-1767225600000')).toMatchObject({ endedAt: START, controlPayment: null });
     // The attempt gets a string reference, as every attempt now has.
     expect((await first.test.sessions.retrieve('SANDBOX-EXTT-1767225600000')).attempts?.[0]?.paymentReference).toEqual(expect.any(String));
     const replay = await raw(first.sandbox, 'POST', '/payment/session', {
@@ -268,9 +283,11 @@ describe('store: damaged or newer databases', () => {
     const paid = await paidSession(first.test);
     await first.sandbox.webhooksSettled();
     await first.sandbox.close();
-    // Back to schema version 1: undo what versions 2 and 3 added.
+    // Back to schema version 1: undo what versions 2 to 4 added.
     const { DatabaseSync } = loadSqlite();
     const db = new DatabaseSync(join(dir, 'sandbox.db'));
+    db.exec('ALTER TABLE sessions DROP COLUMN ended_at');
+    db.exec("UPDATE sessions SET record = json_remove(record, '$.endedAt', '$.controlPayment')");
     for (const table of ['sessions', 'pos_payments', 'modifications', 'deliveries']) db.exec(`DROP INDEX ${table}_by_environment`);
     db.exec('DROP INDEX deliveries_by_payment');
     db.exec('ALTER TABLE deliveries DROP COLUMN payment_reference');
@@ -298,6 +315,58 @@ describe('store: damaged or newer databases', () => {
       'pos_payments_by_environment',
       'sessions_by_environment',
     ]);
+  });
+
+  it('migrates a version 3 database: its sessions get the end times their records show, and new ends are recorded', async () => {
+    const dir = tempDir();
+    const clock = manualClock(START);
+    const first = await open({ dataDir: dir, clock });
+    const ids: Record<string, string> = {};
+    for (const name of ['completed', 'failed', 'expired', 'expiredNow', 'cancelled', 'pending', 'later']) {
+      const session = await first.test.sessions.create({ ...sessionParams, customReference: name });
+      ids[name] = session.sessionId;
+      if (name === 'completed') await submitForm(session.paymentUrl);
+      if (name === 'failed') await submitForm(session.paymentUrl, { holderName: 'DECLINED' });
+      if (name === 'expired') await openPage(session.paymentUrl);
+      if (name === 'expiredNow') await first.sandbox.expireSession('test', session.sessionId);
+      if (name === 'cancelled') await submitForm(session.paymentUrl, { action: 'cancel' });
+      await first.sandbox.advanceClock(10_000);
+    }
+    await first.sandbox.advanceClock(20 * 60_000);
+    await first.sandbox.close();
+    // Back to schema version 3: no end times, in the records or the column.
+    const { DatabaseSync } = loadSqlite();
+    const db = new DatabaseSync(join(dir, 'sandbox.db'));
+    db.exec('ALTER TABLE sessions DROP COLUMN ended_at');
+    db.exec("UPDATE sessions SET record = json_remove(record, '$.endedAt', '$.controlPayment')");
+    db.exec('PRAGMA user_version = 3');
+    db.close();
+
+    const second = await open({ dataDir: dir, clock });
+    const record = (name: string) => second.sandbox.records.session(ids[name] ?? '');
+    expect(record('completed')).toMatchObject({ status: 'completed', endedAt: START, completedAt: START, controlPayment: null });
+    expect(record('failed')).toMatchObject({ status: 'failed', endedAt: START + 10_000 });
+    // Opened at START + 20 s: its page's deadline.
+    expect(record('expired')).toMatchObject({ status: 'expired', endedAt: START + 20_000 + 300_000 });
+    // Never opened, cancelled: the record does not say when.
+    expect(record('expiredNow')).toMatchObject({ status: 'expired', endedAt: null });
+    expect(record('cancelled')).toMatchObject({ status: 'cancelled', endedAt: null });
+    expect(record('pending')).toMatchObject({ status: 'pending', endedAt: null, controlPayment: null });
+    const cancelled = await fetch(`${second.sandbox.baseUrl}/test/sessions/${ids.cancelled}`).then((answer) => answer.text());
+    expect(cancelled).toContain('<li><span class="muted">time not recorded</span>: cancelled</li>');
+    // The migrated database records what happens next.
+    const now = second.sandbox.control.clock().epochMs;
+    await second.sandbox.paySession('test', ids.later ?? '', { holderName: 'Jane Tester' });
+    expect(record('later')).toMatchObject({
+      status: 'completed',
+      endedAt: now,
+      controlPayment: { from: 'control', holderName: 'Jane Tester' },
+    });
+    await second.sandbox.close();
+    const check = new DatabaseSync(join(dir, 'sandbox.db'));
+    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 4 });
+    expect(check.prepare('SELECT ended_at FROM sessions WHERE session_id = ?').get(ids.failed ?? '')).toEqual({ ended_at: START + 10_000 });
+    check.close();
   });
 
   it('CLI: one line on stderr naming the database and what to do, exit 1, no ExperimentalWarning', async () => {
