@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// Runs `npm run build` and shows its output only when it fails (then on stderr, with its exit code).
+// `npm run demo`, `npm run example` and `prepack` build first: their output starts with what was
+// asked for, not some 80 lines of tsup's progress, and `npm pack --json` prints clean JSON.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+// A person at a terminal sees why nothing happens for a few seconds; the line is erased after.
+const progress = process.stderr.isTTY ? 'Building dist/ (npm run build)…' : '';
+process.stderr.write(progress);
+
+const build = spawn('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+const output = [];
+build.stdout.on('data', (chunk) => output.push(chunk));
+build.stderr.on('data', (chunk) => output.push(chunk));
+build.on('error', (error) => {
+  process.stderr.write(`${progress ? '\n' : ''}Could not run npm run build: ${error.message}\n`);
+  process.exitCode = 1;
+});
+build.on('close', (code, signal) => {
+  if (progress) process.stderr.write('\r\x1b[K');
+  if (code === 0) return;
+  process.stderr.write(Buffer.concat(output));
+  process.stderr.write(`\nnpm run build failed (${signal ?? `exit ${code}`})\n`);
+  process.exitCode = code > 0 ? code : 1;
+});
