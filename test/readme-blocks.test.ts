@@ -54,7 +54,11 @@ let sandbox: Running;
 const here = (text: string) => text.replaceAll('http://127.0.0.1:4010', sandbox.info.baseUrl);
 
 /** Runs a script as a file of the repository (so `payment-service-sdk` is the built package). */
-function runScript(name: string, code: string, env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runScript(
+  name: string,
+  code: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const file = join(ROOT, `.readme-${name}.mjs`);
   scripts.push(file);
   writeFileSync(file, code);
@@ -71,7 +75,10 @@ function runScript(name: string, code: string, env: Record<string, string> = {})
 /** The settings the Online payments section tells the reader to set, for this sandbox. */
 function readmeSettings(): Record<string, string> {
   const settings = Object.fromEntries(
-    [...section('Online payments').matchAll(/`(PAYMENT_SERVICE_[A-Z_]+)=([^`]+)`/g)].map(([, name = '', value = '']) => [name, here(value)]),
+    [...section('Online payments').matchAll(/`(PAYMENT_SERVICE_[A-Z_]+)=([^`]+)`/g)].map(([, name = '', value = '']) => [
+      name,
+      here(value),
+    ]),
   );
   expect(Object.keys(settings).sort()).toEqual([
     'PAYMENT_SERVICE_API_KEY',
@@ -190,20 +197,21 @@ describe('a webhook URL added to a running sandbox, as the README says', () => {
     expect(command).toBeDefined();
     // The curl command's parts (a shell's quoting): method, headers, body and URL.
     const words = [...(command ?? '').matchAll(/'([^']*)'|(\S+)/g)].map(([, quoted, bare]) => quoted ?? bare ?? '');
-    const request: { method?: string; headers: Record<string, string>; body?: string; url?: string } = { headers: {} };
+    const request = { method: 'GET', headers: {} as Record<string, string>, body: '', url: '' };
     for (let index = 1; index < words.length; index++) {
       const word = words[index] ?? '';
-      if (word === '-X') request.method = words[++index];
+      const value = () => words[++index] ?? '';
+      if (word === '-X') request.method = value();
       else if (word === '-H') {
-        const [name = '', ...value] = (words[++index] ?? '').split(':');
-        request.headers[name.trim()] = value.join(':').trim();
-      } else if (word === '-d') request.body = words[++index];
+        const [name = '', ...rest] = value().split(':');
+        request.headers[name.trim()] = rest.join(':').trim();
+      } else if (word === '-d') request.body = value();
       else if (!word.startsWith('-')) request.url = here(word);
     }
-    const answer = await fetch(request.url ?? '', { method: request.method, headers: request.headers, body: request.body ?? null });
+    const answer = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body || null });
     const said = /It answers the list, `([^`]+)`/.exec(sandboxSection)?.[1];
     expect(await answer.json()).toEqual(JSON.parse(said ?? 'null'));
     const listed = await fetch(`${sandbox.info.baseUrl}/_sandbox/webhook-urls`, { headers: { 'x-api-key': sandbox.info.keys.test } });
-    expect((await listed.json()).data.urls).toEqual([JSON.parse(request.body ?? '{}').url]);
+    expect((await listed.json()).data.urls).toEqual([JSON.parse(request.body).url]);
   });
 });
