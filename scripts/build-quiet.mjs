@@ -6,20 +6,15 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-// A person at a terminal sees why nothing happens for a few seconds; the line is erased after.
-const progress = process.stderr.isTTY ? 'Building dist/ (npm run build)…' : '';
-process.stderr.write(progress);
-
 const build = spawn('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
 const output = [];
 build.stdout.on('data', (chunk) => output.push(chunk));
 build.stderr.on('data', (chunk) => output.push(chunk));
 build.on('error', (error) => {
-  process.stderr.write(`${progress ? '\n' : ''}Could not run npm run build: ${error.message}\n`);
+  process.stderr.write(`Could not run npm run build: ${error.message}\n`);
   process.exitCode = 1;
 });
 build.on('close', (code, signal) => {
-  if (progress) process.stderr.write('\r\x1b[K');
   if (code === 0) return;
   process.stderr.write(Buffer.concat(output));
   process.stderr.write(`\nnpm run build failed (${signal ?? `exit ${code}`})\n`);
