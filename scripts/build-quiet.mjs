@@ -6,7 +6,10 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const build = spawn('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+// Under an npm script, the npm that runs it (its JS file, so no `npm.cmd` lookup on Windows).
+const npm = process.env.npm_execpath;
+const [command, prefix] = npm ? [process.execPath, [npm]] : ['npm', []];
+const build = spawn(command, [...prefix, 'run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
 const output = [];
 build.stdout.on('data', (chunk) => output.push(chunk));
 build.stderr.on('data', (chunk) => output.push(chunk));
