@@ -1,7 +1,7 @@
 // Type-checks every `ts` code block of README.md and docs/*.md against the built package, with
 // `strict`, as a reader who pastes a block would compile it. Each block is its own module; it must
 // import what it uses from the package. The few names the prose gives them (a `client` made in an
-// earlier block, an Express `app`, the shop's `order`) are declared once in CONTEXT below, so a
+// earlier block, an Express `app`, the shop's `order` and its store) are declared once in CONTEXT below, so a
 // block cannot lean on anything else. Run after `npm run build`: `npm run check:docs`.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -22,6 +22,14 @@ declare global {
   const app: Express;
   /** The order a shop is confirming. */
   const order: { id: string; totalCents: number };
+  /** An order in the shop's own store, with the session made for it. */
+  interface ShopOrder {
+    id: string;
+    totalCents: number;
+    sessionId?: string;
+  }
+  function findOrder(id: string): Promise<ShopOrder | undefined>;
+  function saveOrder(order: ShopOrder): Promise<void>;
   const sessionId: string;
   const paymentReference: string;
   const posPaymentId: string;

@@ -2,7 +2,7 @@
 /**
  * Checks the package as users get it: the `npm pack` tarball, not the repository.
  *
- *   1. `npm pack` (dist/ must be built: `npm run check:package` builds first);
+ *   1. `npm pack` (its `prepack` builds dist/), with every file the package needs and no other;
  *   2. attw on the tarball with the node16 profile, and `publint --strict` on the tarball;
  *   3. a clean install of the tarball in a temporary folder (dependencies from the registry), then
  *      consumers from scripts/consumers/: ESM `import`, CJS `require`, the `payment-service-sdk`
@@ -17,6 +17,7 @@ import { access, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { tarballProblems } from './package-files.mjs';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const fixtures = join(repo, 'scripts', 'consumers');
@@ -141,17 +142,13 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 const started = performance.now();
 try {
   const packed = await check('npm pack', async () => {
-    for (const file of ['index.mjs', 'index.cjs', 'index.d.ts', 'index.d.cts', 'cli.cjs']) {
-      await readFile(join(repo, 'dist', file)).catch(() => {
-        throw new CheckError(`dist/${file} is missing: build first (npm run build)`);
-      });
-    }
-    const result = succeeded(await run('npm', ['pack', '--json', '--pack-destination', tmp], { timeoutMs: 60_000 }));
-    const [info] = JSON.parse(result.stdout.slice(result.stdout.indexOf('[')));
+    // `prepack` builds dist/ first, quietly: stdout is only npm's JSON.
+    const result = succeeded(await run('npm', ['pack', '--json', '--pack-destination', tmp], { timeoutMs: 120_000 }));
+    const [info] = JSON.parse(result.stdout);
     tarball = join(tmp, info.filename);
     const paths = info.files.map((file) => file.path);
-    const stray = paths.filter((path) => !/^(dist\/|package\.json$|README\.md$|CHANGELOG\.md$|LICENSE)/.test(path));
-    if (stray.length > 0) throw new CheckError(`unexpected files in the tarball: ${stray.join(', ')}`);
+    const problems = tarballProblems(paths, repo);
+    if (problems.length > 0) throw new CheckError(`the tarball is wrong: ${problems.join(', ')}`);
     return `${info.filename}, ${paths.length} files, ${(info.size / 1024).toFixed(1)} kB packed, ${(info.unpackedSize / 1024).toFixed(1)} kB unpacked`;
   });
   if (!packed) throw new CheckError('nothing to check without a tarball');

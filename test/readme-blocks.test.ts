@@ -1,0 +1,217 @@
+/**
+ * The README's code run as written, as processes against `npx payment-service-sdk sandbox` (the
+ * built CLI): the merchant's path (Online payments, then the customer pays on the hosted page, then
+ * the `urlOk` or `urlKo` route), the POS recovery block, the control API call that adds a webhook URL
+ * to a running sandbox, and the blocks that show values, whose `console.log(...); // comment` lines
+ * must print what their comment says (`…` stands for any text).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain .mjs script without declarations
+import { codeBlocks } from '../scripts/check-docs-code.mjs';
+import { buildOnce, killAll, ROOT, type Running, startCli, stop } from './sandbox/cli-process.js';
+
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const blocksOf = codeBlocks as (markdown: string) => { line: number; code: string }[];
+
+/** The text of the README's `## title` section. */
+function section(title: string): string {
+  const start = README.indexOf(`\n## ${title}\n`);
+  expect(start, `README section "${title}"`).toBeGreaterThanOrEqual(0);
+  const end = README.indexOf('\n## ', start + 1);
+  return README.slice(start, end === -1 ? undefined : end);
+}
+
+/** The one `ts` block of a section that contains `marker`. */
+function block(title: string, marker: string): string {
+  const found = blocksOf(section(title)).filter((candidate) => candidate.code.includes(marker));
+  expect(found, `one ts block of "${title}" with ${marker}`).toHaveLength(1);
+  return found[0]?.code ?? '';
+}
+
+/** What a block says it prints: the trailing comment of each `console.log(...);` line, in order. */
+function shown(code: string): string[] {
+  return code.split('\n').flatMap((line) => /^\s*console\.log\(.*\);\s*\/\/ (.*)$/.exec(line)?.[1] ?? []);
+}
+
+const escapeRegExp = (text: string) => text.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
+
+/** Checks printed lines against shown ones, `…` matching any text. */
+function expectPrinted(stdout: string, expected: string[]): void {
+  const lines = stdout.trimEnd().split('\n');
+  expect(lines).toHaveLength(expected.length);
+  expected.forEach((comment, index) => {
+    const pattern = new RegExp(`^${here(comment).split('…').map(escapeRegExp).join('.+?')}$`);
+    expect(lines[index]).toMatch(pattern);
+  });
+}
+
+const scripts: string[] = [];
+let sandbox: Running;
+/** The sandbox's address in place of the README's `http://127.0.0.1:4010`. */
+const here = (text: string) => text.replaceAll('http://127.0.0.1:4010', sandbox.info.baseUrl);
+
+/** Runs a script as a file of the repository (so `payment-service-sdk` is the built package). */
+function runScript(
+  name: string,
+  code: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const file = join(ROOT, `.readme-${name}.mjs`);
+  scripts.push(file);
+  writeFileSync(file, code);
+  const base: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('PAYMENT_SERVICE_')) base[key] = value;
+  const child = spawn(process.execPath, [file], { cwd: ROOT, env: { ...base, NO_COLOR: '1', ...env }, timeout: 20_000 });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => child.on('close', (exit) => resolve({ code: exit, stdout, stderr })));
+}
+
+/** The settings the Online payments section tells the reader to set, for this sandbox. */
+function readmeSettings(): Record<string, string> {
+  const settings = Object.fromEntries(
+    [...section('Online payments').matchAll(/`(PAYMENT_SERVICE_[A-Z_]+)=([^`]+)`/g)].map(([, name = '', value = '']) => [
+      name,
+      here(value),
+    ]),
+  );
+  expect(Object.keys(settings).sort()).toEqual([
+    'PAYMENT_SERVICE_API_KEY',
+    'PAYMENT_SERVICE_BASE_URL',
+    'PAYMENT_SERVICE_CLIENT_SECRET',
+    'PAYMENT_SERVICE_WEBCODE',
+  ]);
+  return settings;
+}
+
+beforeAll(async () => {
+  buildOnce();
+  // As the README starts it (`--port 4010`), on a free port.
+  sandbox = await startCli(['--pos-delay-ms', '0']);
+}, 60_000);
+afterAll(async () => {
+  for (const file of scripts) rmSync(file, { force: true });
+  if (sandbox) await stop(sandbox);
+  killAll();
+});
+
+describe("the README's merchant path against the CLI sandbox", () => {
+  // What the reader has before the blocks: the client the section says to make, an Express app and
+  // an order store. After them, the customer: opens the page, pays (or is declined) with
+  // payTestSession, and is sent back to the shop, whose answer is printed on stderr as JSON.
+  const prelude = `import express from 'express';
+import { PaymentClient } from 'payment-service-sdk';
+import { payTestSession } from 'payment-service-sdk/testing';
+const client = new PaymentClient();
+const orders = new Map();
+const findOrder = async (id) => orders.get(id);
+const saveOrder = async (order) => void orders.set(order.id, order);
+const app = express();
+const server = await new Promise((resolve) => { const listening = app.listen(0, '127.0.0.1', () => resolve(listening)); });
+`;
+  const customer = `
+const page = await (await fetch(session.paymentUrl)).text();
+const outcome = await payTestSession(session.paymentUrl, { holderName: process.env.HOLDER_NAME || undefined });
+const back = new URL(outcome.redirectUrl);
+const answer = await fetch(\`http://127.0.0.1:\${server.address().port}\${back.pathname}\${back.search}\`);
+console.error(JSON.stringify({ lang: /<html lang="([^"]*)"/.exec(page)?.[1], redirectUrl: outcome.redirectUrl, status: answer.status, body: await answer.text() }));
+server.close();
+`;
+  const create = () => block('Online payments', 'sessions.create(');
+  const paid = () => block('Confirming a payment: the redirect', "app.get('/paid'");
+  const failed = () => block('Confirming a payment: the redirect', "app.get('/failed'");
+  const walk = (name: string, holderName = '') =>
+    runScript(name, [prelude, create(), paid(), failed(), customer].join('\n'), { ...readmeSettings(), HOLDER_NAME: holderName });
+  const answerOf = (stderr: string) => JSON.parse(stderr.trimEnd().split('\n').at(-1) ?? '{}');
+
+  it('creates the session, the customer pays, and /paid verifies the data appended to urlOk', async () => {
+    const result = await walk('merchant-paid');
+    expect(result.code, result.stderr).toBe(0);
+    expectPrinted(result.stdout, [...shown(create()), ...shown(paid())]);
+    const answer = answerOf(result.stderr);
+    // shopperLocale set the page's language; `data` went after the query urlOk already had.
+    expect(answer.lang).toBe('en-GB');
+    expect(answer.redirectUrl).toMatch(/^https:\/\/shop\.example\/paid\?order=order-1042&data=[\w.-]+$/);
+    expect(answer).toMatchObject({ status: 200, body: expect.stringMatching(/^Paid: SANDBOX-PXTT-\d+$/) });
+  }, 30_000);
+
+  it('a declined customer reaches urlKo with no data, and /failed finds out why from the session', async () => {
+    const result = await walk('merchant-failed', 'DECLINED');
+    expect(result.code, result.stderr).toBe(0);
+    expectPrinted(result.stdout, [...shown(create()), ...shown(failed())]);
+    const answer = answerOf(result.stderr);
+    expect(answer.redirectUrl).toBe('https://shop.example/failed?order=order-1042');
+    expect(answer).toMatchObject({ status: 200, body: expect.stringMatching(/^Not paid \(failed\)/) });
+  }, 30_000);
+});
+
+describe("the README's POS recovery block", () => {
+  const recovery = () => block('POS payments', 'PosPaymentPendingError');
+  const prelude = `import { PaymentClient } from 'payment-service-sdk';
+const client = new PaymentClient();
+const poiId = process.env.POI_ID;
+const authorisationReceived = new Promise(() => {});
+const saveForLater = async () => {};
+`;
+  const run = (name: string, poiId: string) => runScript(name, `${prelude}${recovery()}`, { ...readmeSettings(), POI_ID: poiId });
+
+  it('prints the payment it charged', async () => {
+    const result = await run('pos-success', 'V400m-TEST-000001');
+    expect(result.code, result.stderr).toBe(0);
+    expectPrinted(result.stdout, shown(recovery()));
+  }, 30_000);
+
+  it('rethrows an error that is not PosPaymentPendingError (an offline terminal)', async () => {
+    const result = await run('pos-offline', 'P400Plus-TEST-000003');
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/TerminalCommunicationError/);
+    expect(result.stdout).toBe('');
+  }, 30_000);
+});
+
+describe("the README's blocks that show values print them", () => {
+  for (const [title, marker] of [
+    ['References', 'parseReference('],
+    ['Test mode', 'posTestAmount('],
+    ['Sandbox', 'createSandbox('],
+  ] as const) {
+    it(title, async () => {
+      const code = block(title, marker);
+      expect(shown(code).length).toBeGreaterThan(0);
+      const result = await runScript(`shows-${title.replace(/\W/g, '-').toLowerCase()}`, code);
+      expect(result.code, result.stderr).toBe(0);
+      expectPrinted(result.stdout, shown(code));
+    }, 30_000);
+  }
+});
+
+describe('a webhook URL added to a running sandbox, as the README says', () => {
+  it('the control API call of the Sandbox section adds it and answers the list', async () => {
+    const sandboxSection = section('Sandbox');
+    const command = /^curl .*\/_sandbox\/webhook-urls .*$/m.exec(sandboxSection)?.[0];
+    expect(command).toBeDefined();
+    // The curl command's parts (a shell's quoting): method, headers, body and URL.
+    const words = [...(command ?? '').matchAll(/'([^']*)'|(\S+)/g)].map(([, quoted, bare]) => quoted ?? bare ?? '');
+    const request = { method: 'GET', headers: {} as Record<string, string>, body: '', url: '' };
+    for (let index = 1; index < words.length; index++) {
+      const word = words[index] ?? '';
+      const value = () => words[++index] ?? '';
+      if (word === '-X') request.method = value();
+      else if (word === '-H') {
+        const [name = '', ...rest] = value().split(':');
+        request.headers[name.trim()] = rest.join(':').trim();
+      } else if (word === '-d') request.body = value();
+      else if (!word.startsWith('-')) request.url = here(word);
+    }
+    const answer = await fetch(request.url, { method: request.method, headers: request.headers, body: request.body || null });
+    const said = /It answers the list, `([^`]+)`/.exec(sandboxSection)?.[1];
+    expect(await answer.json()).toEqual(JSON.parse(said ?? 'null'));
+    const listed = await fetch(`${sandbox.info.baseUrl}/_sandbox/webhook-urls`, { headers: { 'x-api-key': sandbox.info.keys.test } });
+    expect((await listed.json()).data.urls).toEqual([JSON.parse(request.body).url]);
+  });
+});
