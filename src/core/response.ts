@@ -19,10 +19,12 @@ import {
 import type { Environment } from './options.js';
 import { parseRetryAfter } from './retry.js';
 
-/** Where the client's key is meant to work: what a 401 or 403 tells the caller to check. */
+/** Where the client's key is meant to work: what a 401, a 403 or a 3xx tells the caller to check. */
 export interface KeyScope {
   environment: Environment;
   webcode: string;
+  /** The service's address, the only origin the key goes to; a relative `Location` resolves against it. */
+  baseUrl?: string | undefined;
 }
 
 const FailureEnvelope = z.object({
@@ -153,6 +155,41 @@ function toApiError(status: number, failure: Failure | undefined, details: ApiEr
   return new ApiError(message, details);
 }
 
+/** The origin alone of `location` (no path, query or credentials), or `undefined` when it is no URL. */
+function originOf(location: string, base: string | undefined): string | undefined {
+  try {
+    const { origin } = new URL(location, base);
+    return origin === 'null' ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The error for a 3xx, or for the opaque redirect a browser gives in its place (status 0): the SDK
+ * sends with `redirect: 'manual'` and never follows one, so that the API key and the body stay on
+ * the service's origin. The message names the status and the target's origin, never its path or
+ * query (a token there would end up in logs). Not retryable: a resend would be redirected again.
+ */
+function redirectError(response: Response, text: string, context: RequestContext, scope: KeyScope | undefined): ApiError {
+  const details = { status: response.status, body: text, headers: response.headers, context };
+  const advice = `The SDK does not follow redirects, so that the API key and the request body never leave the service's origin: check baseUrl${scope?.baseUrl ? ` (${scope.baseUrl})` : ''}, which must be the service's own address.`;
+  if (response.type === 'opaqueredirect') {
+    return new ApiError(`The service answered with a redirect, whose status and Location the runtime hides. ${advice}`, details);
+  }
+  const location = response.headers.get('location');
+  const target =
+    location === null
+      ? 'without a Location'
+      : `to ${originOf(location, scope?.baseUrl || response.url || undefined) ?? 'a Location that is not a URL'}`;
+  return new ApiError(`The service answered HTTP ${response.status}, a redirect ${target}. ${advice}`, details);
+}
+
+/** A 3xx, or a browser's opaque redirect (status 0, no headers). */
+function isRedirect(response: Response): boolean {
+  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+}
+
 /**
  * Reads one HTTP exchange: returns the success envelope's `data` or throws the typed error the
  * body and status call for. With `check` (validation on), `data` is what it hands back; when it
@@ -166,6 +203,7 @@ export function interpretResponse<T>(
   context: RequestContext,
   scope?: KeyScope,
 ): T {
+  if (isRedirect(response)) throw redirectError(response, text, context, scope);
   const body = parseJson(text);
   const envelope = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
 
