@@ -32,6 +32,9 @@ declare global {
   const authorisationReceived: Promise<AuthorisationEvent>;
   function saveForLater(state: PosRecoveryState): Promise<void>;
   function markOrderPaid(customReference: string | null | undefined, record: unknown): Promise<void>;
+  /** The shop's order a webhook's customReference names, if any (the webhooks section). */
+  function findOrder(customReference: string | null | undefined): Promise<{ id: string; totalCents: number; currency: string } | undefined>;
+  function markOrderFailed(orderId: string, record: unknown): Promise<void>;
   function recordRefund(refundReference: string): Promise<void>;
 }
 export {};
