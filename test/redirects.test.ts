@@ -127,7 +127,7 @@ describe.each(routes)('through %s', (_route, options) => {
         expect(error.status).toBe(code);
         expect(error.attempts).toBe(1);
         expect(error.message).toContain(`HTTP ${code}`);
-        expect(error.message).toContain(`a redirect to ${elsewhere.origin}.`);
+        expect(error.message).toContain(`a redirect to ${elsewhere.origin},`);
         expect(error.message).not.toMatch(/external|secret-path-token|frag/);
         for (const shown of [error.message, JSON.stringify(error), inspect(error, { depth: 10, showHidden: true }), String(error.stack)]) {
           expect(shown).not.toContain(SENTINEL_KEY);
@@ -145,7 +145,7 @@ describe('redirects', () => {
     const error = await rejection(client().sessions.retrieve('SHOP1-EXTT-1700000001'));
     expect(api.received).toHaveLength(1);
     expect(error.status).toBe(307);
-    expect(error.message).toContain(`a redirect to ${api.origin}.`);
+    expect(error.message).toContain(`a redirect to ${api.origin},`);
     expect(error.message).not.toContain('elsewhere');
   });
 

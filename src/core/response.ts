@@ -155,34 +155,27 @@ function toApiError(status: number, failure: Failure | undefined, details: ApiEr
   return new ApiError(message, details);
 }
 
-/** The origin alone of `location` (no path, query or credentials), or `undefined` when it is no URL. */
-function originOf(location: string, base: string | undefined): string | undefined {
-  try {
-    const { origin } = new URL(location, base);
-    return origin === 'null' ? undefined : origin;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * The error for a 3xx, or for the opaque redirect a browser gives in its place (status 0): the SDK
  * sends with `redirect: 'manual'` and never follows one, so that the API key and the body stay on
- * the service's origin. The message names the status and the target's origin, never its path or
- * query (a token there would end up in logs). Not retryable: a resend would be redirected again.
+ * the service's origin. The message names the status and the target's origin only, never its path
+ * or query (a token there would end up in logs). Not retryable: a resend would be redirected again.
  */
 function redirectError(response: Response, text: string, context: RequestContext, scope: KeyScope | undefined): ApiError {
-  const details = { status: response.status, body: text, headers: response.headers, context };
-  const advice = `The SDK does not follow redirects, so that the API key and the request body never leave the service's origin: check baseUrl${scope?.baseUrl ? ` (${scope.baseUrl})` : ''}, which must be the service's own address.`;
-  if (response.type === 'opaqueredirect') {
-    return new ApiError(`The service answered with a redirect, whose status and Location the runtime hides. ${advice}`, details);
-  }
   const location = response.headers.get('location');
-  const target =
-    location === null
-      ? 'without a Location'
-      : `to ${originOf(location, scope?.baseUrl || response.url || undefined) ?? 'a Location that is not a URL'}`;
-  return new ApiError(`The service answered HTTP ${response.status}, a redirect ${target}. ${advice}`, details);
+  let target = 'without a Location';
+  if (location !== null) {
+    try {
+      target = `to ${new URL(location, scope?.baseUrl || response.url || undefined).origin}`;
+    } catch {
+      target = 'to an unreadable Location';
+    }
+  }
+  const what = response.type === 'opaqueredirect' ? 'a redirect the runtime hides' : `HTTP ${response.status}, a redirect ${target}`;
+  return new ApiError(
+    `The service answered ${what}, which the SDK does not follow (the API key and the body stay on baseUrl's origin): check baseUrl`,
+    { status: response.status, body: text, headers: response.headers, context },
+  );
 }
 
 /** A 3xx, or a browser's opaque redirect (status 0, no headers). */
