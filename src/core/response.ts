@@ -159,9 +159,10 @@ function toApiError(status: number, failure: Failure | undefined, details: ApiEr
  * The error for a 3xx, or for the opaque redirect a browser gives in its place (status 0): the SDK
  * sends with `redirect: 'manual'` and never follows one, so that the API key and the body stay on
  * the service's origin. The message names the status and the target's origin only, never its path
- * or query (a token there would end up in logs). Not retryable: a resend would be redirected again.
+ * or query (a token there would end up in logs); `headers` keeps the `Location`. Not retryable: a
+ * resend would be redirected again.
  */
-function redirectError(response: Response, text: string, context: RequestContext, scope: KeyScope | undefined): ApiError {
+function redirectError(response: Response, context: RequestContext, scope: KeyScope | undefined): ApiError {
   const location = response.headers.get('location');
   let target = 'without a Location';
   if (location !== null) {
@@ -174,7 +175,8 @@ function redirectError(response: Response, text: string, context: RequestContext
   const what = response.type === 'opaqueredirect' ? 'a redirect the runtime hides' : `HTTP ${response.status}, a redirect ${target}`;
   return new ApiError(
     `The service answered ${what}, which the SDK does not follow (the API key and the body stay on baseUrl's origin): check baseUrl`,
-    { status: response.status, body: text, headers: response.headers, context },
+    // No body: a redirect's body often repeats its full target, query and all, and errors end up in logs.
+    { status: response.status, body: '', headers: response.headers, context },
   );
 }
 
@@ -196,7 +198,7 @@ export function interpretResponse<T>(
   context: RequestContext,
   scope?: KeyScope,
 ): T {
-  if (isRedirect(response)) throw redirectError(response, text, context, scope);
+  if (isRedirect(response)) throw redirectError(response, context, scope);
   const body = parseJson(text);
   const envelope = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
 
