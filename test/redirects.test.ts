@@ -129,8 +129,8 @@ describe.each(routes)('through %s', (_route, options) => {
         expect(error.message).toContain(`HTTP ${code}`);
         expect(error.message).toContain(`a redirect to ${elsewhere.origin},`);
         expect(error.message).not.toMatch(/external|secret-path-token|frag/);
-      expect(JSON.stringify(error)).not.toContain('secret-path-token');
-      expect(error.headers?.get('location')).toContain('secret-path-token');
+        expect(JSON.stringify(error)).not.toContain('secret-path-token');
+        expect(error.headers?.get('location')).toContain('secret-path-token');
         for (const shown of [error.message, JSON.stringify(error), inspect(error, { depth: 10, showHidden: true }), String(error.stack)]) {
           expect(shown).not.toContain(SENTINEL_KEY);
         }
