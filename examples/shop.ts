@@ -73,8 +73,9 @@ export async function verifyPaidRedirect(url: string | URL, clientSecret: string
 
 /**
  * The webhook endpoint: an AUTHORISATION event marks its order paid once the API confirms it is
- * a session of that order for the order's amount. Deliveries are unsigned, so nothing is trusted
- * before that confirmation.
+ * an authorised payment of that order's session for the order's amount; a confirmed refusal
+ * leaves the order open for another try. Deliveries are unsigned, so nothing is trusted before
+ * that confirmation.
  */
 export function paymentWebhook(client: PaymentClient, orders: Map<string, Order>): WebhookHandler {
   return createWebhookHandler({
@@ -84,6 +85,10 @@ export function paymentWebhook(client: PaymentClient, orders: Map<string, Order>
       if (!order?.sessionId || order.status === 'paid') return; // not ours, or a redelivery
       try {
         const confirmed = await client.webhooks.confirm(event, { sessionId: order.sessionId });
+        if (confirmed.outcome === 'refused') {
+          console.log(`order ${order.id}: payment ${event.data.paymentReference} refused, the order stays open`);
+          return;
+        }
         const { amount } = confirmed.record;
         if (confirmed.kind !== 'session' || amount.value !== order.amountCents || amount.currency !== order.currency) {
           console.warn(`webhook for ${order.id} confirms another payment: ignored`);

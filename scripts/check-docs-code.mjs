@@ -26,9 +26,11 @@ declare global {
   interface ShopOrder {
     id: string;
     totalCents: number;
+    currency: string;
     sessionId?: string;
   }
-  function findOrder(id: string): Promise<ShopOrder | undefined>;
+  /** The shop's order by its id (the redirect pages) or by a webhook's customReference. */
+  function findOrder(id: string | null | undefined): Promise<ShopOrder | undefined>;
   function saveOrder(order: ShopOrder): Promise<void>;
   const sessionId: string;
   const paymentReference: string;
@@ -40,6 +42,7 @@ declare global {
   const authorisationReceived: Promise<AuthorisationEvent>;
   function saveForLater(state: PosRecoveryState): Promise<void>;
   function markOrderPaid(customReference: string | null | undefined, record: unknown): Promise<void>;
+  function markOrderFailed(orderId: string, record: unknown): Promise<void>;
   function recordRefund(refundReference: string): Promise<void>;
 }
 export {};

@@ -5,12 +5,17 @@ import {
   type ConfirmedRefund,
   type ConfirmedSessionPayment,
   type ConfirmedWebhook,
+  PAYMENT_OUTCOMES,
+  type PaymentOutcome,
   PermissionDeniedError,
   parseWebhook,
+  REFUND_OUTCOMES,
   type RefundEvent,
+  type RefundOutcome,
   RequestValidationError,
   WebhookNotConfirmedError,
   type WebhookNotConfirmedReason,
+  type WebhookOutcome,
   WebhookParseError,
 } from '../src/index.js';
 import { Webhooks } from '../src/resources/webhooks.js';
@@ -91,6 +96,7 @@ describe('confirm: AUTHORISATION of a POS payment', () => {
     pagesOf(POS_PATH, 'posPayments', [others(0), [...others(1).slice(0, 40), posPayment(POS_ID)], others(2)]);
     const confirmed = await client().webhooks.confirm(authorisation(POS_ID));
     expect(confirmed.kind).toBe('posPayment');
+    expect(confirmed.outcome).toBe('authorised');
     expect(confirmed.record).toMatchObject({ posPaymentId: POS_ID, status: 'success' });
     expect(confirmed.event.data.paymentReference).toBe(POS_ID);
     expect(seen).toHaveLength(2);
@@ -139,12 +145,50 @@ describe('confirm: AUTHORISATION of a POS payment', () => {
     expect(error.message).toMatch(/customReference is "order-41"/);
   });
 
-  it.each(['failed', 'timeout', 'pending'])('rejects with mismatch when the payment is %s', async (status) => {
+  it.each(['failed', 'timeout', 'pending'])(
+    'rejects an AUTHORISED event with mismatch when the payment is %s, quoting the webhook',
+    async (status) => {
+      pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID, { status })]]);
+      const error = await rejection(client().webhooks.confirm(authorisation(POS_ID)));
+      expectReason(error, 'mismatch');
+      expect(error.message).toContain(
+        `authorisation of POS payment ${POS_ID}: status is "${status}", the webhook says paymentStatus "AUTHORISED"`,
+      );
+      expect(error.message).not.toContain('"success"');
+      expect((error.record as { status: string }).status).toBe(status);
+    },
+  );
+
+  it('confirms a REFUSED event when the payment failed: outcome refused', async () => {
+    pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID, { status: 'failed', errorMessage: 'Card declined' })]]);
+    const confirmed = await client().webhooks.confirm(authorisation(POS_ID, { paymentStatus: 'REFUSED' }));
+    expect(confirmed).toMatchObject({ kind: 'posPayment', outcome: 'refused', record: { posPaymentId: POS_ID, status: 'failed' } });
+    expect(confirmed.event.data.paymentStatus).toBe('REFUSED');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('treats any paymentStatus other than AUTHORISED as a refusal', async () => {
+    pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID, { status: 'failed' })]]);
+    expect((await client().webhooks.confirm(authorisation(POS_ID, { paymentStatus: 'ERROR' }))).outcome).toBe('refused');
+  });
+
+  it.each(['success', 'timeout', 'pending'])('rejects a REFUSED event with mismatch when the payment is %s', async (status) => {
     pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID, { status })]]);
-    const error = await rejection(client().webhooks.confirm(authorisation(POS_ID)));
+    const error = await rejection(client().webhooks.confirm(authorisation(POS_ID, { paymentStatus: 'REFUSED' })));
     expectReason(error, 'mismatch');
-    expect(error.message).toMatch(new RegExp(`status is "${status}", the webhook says "success"`));
-    expect((error.record as { status: string }).status).toBe(status);
+    expect(error.message).toContain(`refusal of POS payment ${POS_ID}: status is "${status}", the webhook says paymentStatus "REFUSED"`);
+  });
+
+  it('quotes an AUTHORISATION without paymentStatus as such', async () => {
+    pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID, { status: 'failed' })]]);
+    const error = await rejection(client().webhooks.confirm(authorisation(POS_ID, { paymentStatus: null })));
+    expect(error.message).toContain('status is "failed", the webhook says an AUTHORISATION with no paymentStatus');
+  });
+
+  it('still compares the amount of a refused payment', async () => {
+    pagesOf(POS_PATH, 'posPayments', [[posPayment(POS_ID, { status: 'failed', amount: { value: 1077, currency: 'EUR' } })]]);
+    const error = await rejection(client().webhooks.confirm(authorisation(POS_ID, { paymentStatus: 'REFUSED' })));
+    expect(error.message).toMatch(/amount is 1077, the webhook says 1050$/);
   });
 
   it('rejects with not-found after exactly maxPages requests', async () => {
@@ -206,6 +250,7 @@ describe('confirm: AUTHORISATION of an online payment', () => {
     respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () => success(session()));
     const confirmed = await client().webhooks.confirm(authorisation(REFERENCE));
     expect(confirmed.kind).toBe('session');
+    expect(confirmed.outcome).toBe('authorised');
     expect(confirmed.record).toMatchObject({ sessionId: SESSION_ID, paymentReference: REFERENCE, status: 'completed' });
     expect(seen.map((request) => request.url.pathname)).toEqual([SESSIONS_PATH, SESSIONS_PATH, `${PREFIX}/payment/session/${SESSION_ID}`]);
     expect(Object.fromEntries(seen[0]?.url.searchParams ?? [])).toEqual({ webcode: 'SHOP1', status: 'completed', take: '100' });
@@ -234,8 +279,77 @@ describe('confirm: AUTHORISATION of an online payment', () => {
     expect(other.message).toMatch(/paymentReference is "SHOP1-PXTT-41"/);
     const refused = await rejection(client().webhooks.confirm(authorisation(REFERENCE), { sessionId: SESSION_ID }));
     expectReason(refused, 'mismatch');
-    expect(refused.message).toMatch(/paymentStatus is "REFUSED"/);
+    expect(refused.message).toContain('paymentStatus is "REFUSED", the webhook says paymentStatus "AUTHORISED"');
     expect(refused.record).toMatchObject({ sessionId: SESSION_ID });
+  });
+
+  it('rejects an AUTHORISED event for a failed session, quoting the webhook', async () => {
+    respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () =>
+      success(
+        session({
+          status: 'failed',
+          paymentReference: null,
+          paymentStatus: null,
+          attempts: [{ paymentReference: REFERENCE, status: 'refused' }],
+        }),
+      ),
+    );
+    const error = await rejection(client().webhooks.confirm(authorisation(REFERENCE), { sessionId: SESSION_ID }));
+    expect(error.message).toContain('status is "failed", the webhook says paymentStatus "AUTHORISED"');
+  });
+
+  describe('a refusal (paymentStatus other than AUTHORISED)', () => {
+    const failedSession = (attempts: unknown) =>
+      session({ status: 'failed', paymentReference: null, paymentStatus: null, completedAt: null, attempts });
+    const refused = (data: Record<string, unknown> = {}) => authorisation(REFERENCE, { paymentStatus: 'REFUSED', ...data });
+
+    it('is confirmed by the failed attempt of its session: outcome refused', async () => {
+      respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () =>
+        success(
+          failedSession([
+            { paymentReference: 'SHOP1-PXTT-41', status: 'error' },
+            { paymentReference: REFERENCE, status: 'refused' },
+          ]),
+        ),
+      );
+      const confirmed = await client().webhooks.confirm(refused(), { sessionId: SESSION_ID });
+      expect(confirmed).toMatchObject({ kind: 'session', outcome: 'refused', record: { sessionId: SESSION_ID, status: 'failed' } });
+    });
+
+    it('is confirmed by a failed session holding the payment when attempts are not shown', async () => {
+      respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () =>
+        success(session({ status: 'failed', paymentStatus: null, attempts: undefined })),
+      );
+      expect((await client().webhooks.confirm(refused(), { sessionId: SESSION_ID })).outcome).toBe('refused');
+    });
+
+    it.each([
+      ['the attempt was authorised', session(), `the attempt ${REFERENCE} is "authorised", the webhook says paymentStatus "REFUSED"`],
+      [
+        'the session holds no such payment',
+        failedSession([{ paymentReference: 'SHOP1-PXTT-41', status: 'refused' }]),
+        `the session holds no payment "${REFERENCE}", the webhook says paymentStatus "REFUSED" for it`,
+      ],
+      [
+        'the session holding it completed',
+        session({ attempts: undefined }),
+        'status is "completed", the webhook says paymentStatus "REFUSED"',
+      ],
+    ])('is a mismatch when %s', async (_name, record, message) => {
+      respond('get', `${PREFIX}/payment/session/${SESSION_ID}`, () => success(record));
+      const error = await rejection(client().webhooks.confirm(refused(), { sessionId: SESSION_ID }));
+      expectReason(error, 'mismatch');
+      expect(error.message).toContain(`refusal of payment ${REFERENCE} (session ${SESSION_ID}): ${message}`);
+    });
+
+    it('is looked up among failed sessions without a sessionId, and not-found says to pass one', async () => {
+      pagesOf(SESSIONS_PATH, 'payments', [[{ ...item('SHOP1-EXTT-1', 'SHOP1-PXTT-1'), status: 'failed' }]]);
+      const error = await rejection(client().webhooks.confirm(refused()));
+      expectReason(error, 'not-found');
+      expect(error.message).toContain(`A failed session holding payment ${REFERENCE} is not in GET /payment/sessions?status=failed`);
+      expect(error.message).toContain('pass options.sessionId');
+      expect(seen[0]?.url.searchParams.get('status')).toBe('failed');
+    });
   });
 
   it('rejects with mismatch when the amount differs', async () => {
@@ -289,6 +403,7 @@ describe('confirm: REFUND', () => {
     ]);
     const confirmed = await client().webhooks.confirm(refundEvent);
     expect(confirmed.kind).toBe('refund');
+    expect(confirmed.outcome).toBe('refunded');
     expect(confirmed.record).toMatchObject({ operationReference: 'SHOP1-RFXT-7', status: 'success' });
     expect(seen).toHaveLength(2);
     expect(Object.fromEntries(seen[0]?.url.searchParams ?? [])).toEqual({ webcode: 'SHOP1', type: 'refund', take: '100' });
@@ -304,6 +419,21 @@ describe('confirm: REFUND', () => {
     expectReason(error, 'mismatch');
     expect(error.message).toMatch(message);
     expect(error.record).toMatchObject({ operationReference: 'SHOP1-RFXT-7' });
+  });
+
+  it('confirms a failed refund as failed, and quotes the webhook status on a mismatch', async () => {
+    const failedEvent = parseWebhook({ ...REFUND_WEBHOOK, data: { ...REFUND_WEBHOOK.data, status: 'failed' } }) as RefundEvent;
+    pagesOf(MODIFICATIONS_PATH, 'modifications', [[record({ status: 'failed' })]]);
+    expect(await client().webhooks.confirm(failedEvent)).toMatchObject({ kind: 'refund', outcome: 'failed' });
+    pagesOf(MODIFICATIONS_PATH, 'modifications', [[record()]]);
+    const error = await rejection(client().webhooks.confirm(failedEvent));
+    expect(error.message).toContain('status is "success", the webhook says status "failed"');
+  });
+
+  it('rejects a REFUND whose status is no resolution with unsupported, sending nothing', async () => {
+    const pending = parseWebhook({ ...REFUND_WEBHOOK, data: { ...REFUND_WEBHOOK.data, status: 'pending' } });
+    expectReason(await rejection(client().webhooks.confirm(pending)), 'unsupported');
+    expect(seen).toHaveLength(0);
   });
 
   it('rejects with not-found after maxPages', async () => {
@@ -366,5 +496,11 @@ describe('confirm: other cases', () => {
     expectTypeOf<Awaited<ReturnType<typeof typed>['authorisation']>>().toEqualTypeOf<ConfirmedPosPayment | ConfirmedSessionPayment>();
     expectTypeOf<Awaited<ReturnType<typeof typed>['refund']>>().toEqualTypeOf<ConfirmedRefund>();
     expectTypeOf<Awaited<ReturnType<typeof typed>['raw']>>().toEqualTypeOf<ConfirmedWebhook>();
+    expectTypeOf<Awaited<ReturnType<typeof typed>['authorisation']>['outcome']>().toEqualTypeOf<PaymentOutcome>();
+    expectTypeOf<PaymentOutcome>().toEqualTypeOf<'authorised' | 'refused'>();
+    expectTypeOf<ConfirmedRefund['outcome']>().toEqualTypeOf<RefundOutcome>();
+    expectTypeOf<ConfirmedWebhook['outcome']>().toEqualTypeOf<WebhookOutcome>();
+    expect(PAYMENT_OUTCOMES).toEqual(['authorised', 'refused']);
+    expect(REFUND_OUTCOMES).toEqual(['refunded', 'failed']);
   });
 });

@@ -57,7 +57,8 @@ export interface ClientOptions {
   /**
    * A `fetch` implementation to use instead of the global one. Called as `fetch(request, { signal })`
    * for each attempt, with the attempt's signal, which aborts at the timeout or when the call's own
-   * `signal` aborts.
+   * `signal` aborts. The request has `redirect: 'manual'`: keep it, so that a 3xx is never followed
+   * (the SDK turns it into an `ApiError`) and the API key never goes to another origin.
    */
   fetch?: typeof fetch | undefined;
   /**

@@ -19,10 +19,12 @@ import {
 import type { Environment } from './options.js';
 import { parseRetryAfter } from './retry.js';
 
-/** Where the client's key is meant to work: what a 401 or 403 tells the caller to check. */
+/** Where the client's key is meant to work: what a 401, a 403 or a 3xx tells the caller to check. */
 export interface KeyScope {
   environment: Environment;
   webcode: string;
+  /** The service's address, the only origin the key goes to; a relative `Location` resolves against it. */
+  baseUrl?: string | undefined;
 }
 
 const FailureEnvelope = z.object({
@@ -154,6 +156,36 @@ function toApiError(status: number, failure: Failure | undefined, details: ApiEr
 }
 
 /**
+ * The error for a 3xx, or for the opaque redirect a browser gives in its place (status 0): the SDK
+ * sends with `redirect: 'manual'` and never follows one, so that the API key and the body stay on
+ * the service's origin. The message names the status and the target's origin only, never its path
+ * or query (a token there would end up in logs); `headers` keeps the `Location`. Not retryable: a
+ * resend would be redirected again.
+ */
+function redirectError(response: Response, context: RequestContext, scope: KeyScope | undefined): ApiError {
+  const location = response.headers.get('location');
+  let target = 'without a Location';
+  if (location !== null) {
+    try {
+      target = `to ${new URL(location, scope?.baseUrl || response.url || undefined).origin}`;
+    } catch {
+      target = 'to an unreadable Location';
+    }
+  }
+  const what = response.type === 'opaqueredirect' ? 'a redirect the runtime hides' : `HTTP ${response.status}, a redirect ${target}`;
+  return new ApiError(
+    `The service answered ${what}, which the SDK does not follow (the API key and the body stay on baseUrl's origin): check baseUrl`,
+    // No body: a redirect's body often repeats its full target, query and all, and errors end up in logs.
+    { status: response.status, body: '', headers: response.headers, context },
+  );
+}
+
+/** A 3xx, or a browser's opaque redirect (status 0, no headers). */
+function isRedirect(response: Response): boolean {
+  return response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400);
+}
+
+/**
  * Reads one HTTP exchange: returns the success envelope's `data` or throws the typed error the
  * body and status call for. With `check` (validation on), `data` is what it hands back; when it
  * hands back `undefined`, `data` is parsed with `schema`, which words what is wrong.
@@ -166,6 +198,7 @@ export function interpretResponse<T>(
   context: RequestContext,
   scope?: KeyScope,
 ): T {
+  if (isRedirect(response)) throw redirectError(response, context, scope);
   const body = parseJson(text);
   const envelope = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
 

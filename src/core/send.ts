@@ -4,6 +4,8 @@ export interface AttemptRequest {
   headers: Record<string, string>;
   body: string | null;
   signal: AbortSignal;
+  /** Never `follow`: the API key and the body must not go to whatever origin a 3xx names (see `redirectError`). */
+  redirect: 'manual';
 }
 
 /** Sends one attempt: `fetch` itself, or ky with the client's hooks (ky-route.ts). */

@@ -352,7 +352,13 @@ export class Transport {
     let response: Response | undefined;
     let text: string;
     try {
-      response = await send(request.url, { method: request.method, headers: request.headers, body: request.body ?? null, signal });
+      response = await send(request.url, {
+        method: request.method,
+        headers: request.headers,
+        body: request.body ?? null,
+        signal,
+        redirect: 'manual',
+      });
       text = await response.text();
     } catch (error) {
       if (request.signal?.aborted) throw request.signal.reason;

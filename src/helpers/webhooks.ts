@@ -13,13 +13,18 @@ import {
 export {
   type AuthorisationEvent,
   type AuthorisationWebhookData,
+  PAYMENT_OUTCOMES,
   PAYMENT_SOURCES,
+  type PaymentOutcome,
+  REFUND_OUTCOMES,
   REFUND_WEBHOOK_STATUSES,
   type RefundEvent,
+  type RefundOutcome,
   type RefundWebhookData,
   type UnknownWebhookEvent,
   WEBHOOK_EVENT_CODES,
   type WebhookEvent,
+  type WebhookOutcome,
 } from '../schemas/webhooks.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -179,7 +184,7 @@ export function parseWebhook(body: unknown): WebhookEvent {
   }
 }
 
-/** Whether `event` is an AUTHORISATION webhook (a payment was authorised). */
+/** Whether `event` is an AUTHORISATION webhook (the result of a payment: authorised, or refused). */
 export function isAuthorisationEvent(event: WebhookEvent): event is AuthorisationEvent {
   return event.event_code === 'AUTHORISATION';
 }
@@ -202,7 +207,10 @@ export type WebhookCallback<Event> = (event: Event, request: Request) => unknown
 
 /** Options of {@link createWebhookHandler}. At least one of the event callbacks is required. */
 export interface WebhookHandlerOptions {
-  /** Called with each AUTHORISATION event. Without it, such events are acknowledged and dropped. */
+  /**
+   * Called with each AUTHORISATION event, the result of a payment: authorised, or refused when its
+   * `paymentStatus` is not `AUTHORISED`. Without it, such events are acknowledged and dropped.
+   */
   onAuthorisation?: WebhookCallback<AuthorisationEvent> | undefined;
   /** Called with each REFUND event. Without it, such events are acknowledged and dropped. */
   onRefund?: WebhookCallback<RefundEvent> | undefined;
@@ -397,8 +405,9 @@ function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } 
  * ```ts
  * const handler = createWebhookHandler({
  *   onAuthorisation: async (event) => {
- *     const { record } = await client.webhooks.confirm(event);
- *     await orders.markPaid(event.data.paymentReference, record);
+ *     const { outcome, record } = await client.webhooks.confirm(event); // 'authorised' or 'refused'
+ *     if (outcome === 'refused') await orders.markFailed(event.data.paymentReference, record);
+ *     else await orders.markPaid(event.data.paymentReference, record);
  *   },
  *   onError: (error) => logger.error(error),
  * });

@@ -9,7 +9,7 @@ import type { Amount } from '../schemas/common.js';
 import type { ModificationRecord } from '../schemas/modifications.js';
 import type { PosPayment } from '../schemas/pos.js';
 import type { Session } from '../schemas/sessions.js';
-import type { AuthorisationEvent, RefundEvent } from '../schemas/webhooks.js';
+import type { AuthorisationEvent, PaymentOutcome, RefundEvent, RefundOutcome } from '../schemas/webhooks.js';
 import type { Modifications } from './modifications.js';
 import type { Pos } from './pos.js';
 import type { Sessions } from './sessions.js';
@@ -44,9 +44,11 @@ export interface ConfirmWebhookOptions extends Omit<RequestOptions, 'idempotency
 export interface ConfirmedPosPayment {
   /** Confirmed through the POS payments listing. */
   kind: 'posPayment';
+  /** `authorised` (the record's `status` is `success`) or `refused` (it is `failed`), as the event says. */
+  outcome: PaymentOutcome;
   /** The event, as parsed. */
   event: AuthorisationEvent;
-  /** The payment as the API returned it: `status` `success`, the event's amount. */
+  /** The payment as the API returned it: `status` `success` or `failed` as `outcome` says, the event's amount. */
   record: PosPayment;
 }
 
@@ -54,9 +56,14 @@ export interface ConfirmedPosPayment {
 export interface ConfirmedSessionPayment {
   /** Confirmed through the payment's session. */
   kind: 'session';
+  /**
+   * `authorised` (the session is `completed` with this payment) or `refused` (this payment is a
+   * failed attempt of the session), as the event says.
+   */
+  outcome: PaymentOutcome;
   /** The event, as parsed. */
   event: AuthorisationEvent;
-  /** The session as `GET /payment/session/{sessionId}` returned it: `completed`, holding the event's payment. */
+  /** The session as `GET /payment/session/{sessionId}` returned it, holding the event's payment. */
   record: Session;
 }
 
@@ -64,13 +71,15 @@ export interface ConfirmedSessionPayment {
 export interface ConfirmedRefund {
   /** Confirmed through the modifications listing. */
   kind: 'refund';
+  /** `refunded` (the record's `status` is `success`) or `failed` (it is `failed`), as the event's `status` says. */
+  outcome: RefundOutcome;
   /** The event, as parsed. */
   event: RefundEvent;
-  /** The refund as the API returned it: `status` `success`, the event's payment and amount. */
+  /** The refund as the API returned it: the event's status, payment and amount. */
   record: ModificationRecord;
 }
 
-/** What `client.webhooks.confirm` resolves to: the event and the record that confirms it, by `kind`. */
+/** What `client.webhooks.confirm` resolves to: the event, its `outcome` and the record that confirms it, by `kind`. */
 export type ConfirmedWebhook = ConfirmedPosPayment | ConfirmedSessionPayment | ConfirmedRefund;
 
 const DEFAULT_MAX_PAGES = 10;
@@ -82,15 +91,24 @@ const PAGE_SIZE = 100;
  */
 const POS_WINDOW_MS = 24 * 60 * 60_000;
 
-/** One field of a record that does not say what the event says. */
-interface Difference {
-  field: string;
-  actual: unknown;
-  expected: unknown;
-}
-
 function show(value: unknown): string {
   return value === undefined || value === null ? 'absent' : JSON.stringify(value);
+}
+
+/** One way a record differs from the event, in words: `field is <record's value>, the webhook says <its own words>`. */
+function differs(field: string, actual: unknown, says: string): string {
+  return `${field} is ${show(actual)}, the webhook says ${says}`;
+}
+
+/**
+ * The outcome an AUTHORISATION claims, and how to quote that claim in a mismatch. The event code
+ * says "authorised"; a `paymentStatus` other than `AUTHORISED` (`REFUSED` for a declined POS
+ * payment) says the payment failed.
+ */
+function paymentClaim(event: AuthorisationEvent): { outcome: PaymentOutcome; says: string } {
+  const status = event.data.paymentStatus;
+  if (status === undefined || status === null) return { outcome: 'authorised', says: 'an AUTHORISATION with no paymentStatus' };
+  return { outcome: status === 'AUTHORISED' ? 'authorised' : 'refused', says: `paymentStatus ${JSON.stringify(status)}` };
 }
 
 /** Differences in amount, currency and customReference, for the fields the event carries. */
@@ -98,23 +116,38 @@ function compare(
   data: { amount?: number | null | undefined; currency?: string | null | undefined; customReference?: string | null | undefined },
   amount: Amount | null | undefined,
   customReference: string | null | undefined,
-): Difference[] {
-  const differences: Difference[] = [];
+): string[] {
+  const differences: string[] = [];
   if (typeof data.amount === 'number' && amount?.value !== data.amount) {
-    differences.push({ field: 'amount', actual: amount?.value, expected: data.amount });
+    differences.push(differs('amount', amount?.value, show(data.amount)));
   }
   if (typeof data.currency === 'string' && amount?.currency !== data.currency) {
-    differences.push({ field: 'currency', actual: amount?.currency, expected: data.currency });
+    differences.push(differs('currency', amount?.currency, show(data.currency)));
   }
   if (typeof data.customReference === 'string' && (customReference ?? '') !== data.customReference) {
-    differences.push({ field: 'customReference', actual: customReference, expected: data.customReference });
+    differences.push(differs('customReference', customReference, show(data.customReference)));
   }
   return differences;
 }
 
-function mismatch(what: string, differences: readonly Difference[], record: unknown): WebhookNotConfirmedError {
-  const details = differences.map((d) => `${d.field} is ${show(d.actual)}, the webhook says ${show(d.expected)}`).join('; ');
-  return new WebhookNotConfirmedError('mismatch', `The API does not confirm ${what}: ${details}`, record);
+function mismatch(what: string, differences: readonly string[], record: unknown): WebhookNotConfirmedError {
+  return new WebhookNotConfirmedError('mismatch', `The API does not confirm ${what}: ${differences.join('; ')}`, record);
+}
+
+/**
+ * Why `session` does not show payment `reference` as refused, or `undefined` when it does: an
+ * attempt with that reference whose status is not `authorised` or, when the attempt's status is
+ * not shown, a `failed` session holding it.
+ */
+function refusalDifference(session: Session, reference: string, says: string): string | undefined {
+  const attempt = session.attempts?.find((item) => item.paymentReference === reference);
+  if (attempt?.status !== undefined && attempt.status !== null) {
+    return attempt.status === 'authorised' ? differs(`the attempt ${reference}`, attempt.status, says) : undefined;
+  }
+  if (!attempt && session.paymentReference !== reference) {
+    return `the session holds no payment ${JSON.stringify(reference)}, the webhook says ${says} for it`;
+  }
+  return session.status === 'failed' ? undefined : differs('status', session.status, says);
 }
 
 /** Scans a listing page by page, newest pages first where the listing allows, stopping at the first match. */
@@ -134,11 +167,11 @@ async function scan<T>(
   return { found: undefined, pages, exhausted: pages < maxPages };
 }
 
-function notFound(what: string, endpoint: string, result: { pages: number; exhausted: boolean }): WebhookNotConfirmedError {
+function notFound(what: string, endpoint: string, result: { pages: number; exhausted: boolean }, hint = ''): WebhookNotConfirmedError {
   const extent = result.exhausted
     ? `the whole listing (${result.pages} page${result.pages === 1 ? '' : 's'})`
     : `${result.pages} page${result.pages === 1 ? '' : 's'} of ${PAGE_SIZE}, the maxPages limit`;
-  return new WebhookNotConfirmedError('not-found', `${what} is not in ${endpoint}: scanned ${extent}`);
+  return new WebhookNotConfirmedError('not-found', `${what} is not in ${endpoint}: scanned ${extent}${hint}`);
 }
 
 function checkOptions(options: ConfirmWebhookOptions): { maxPages: number; sessionId: string | undefined; request: RequestOptions } {
@@ -164,26 +197,36 @@ export class Webhooks {
   }
 
   /**
-   * Re-reads from the API what a webhook claims and resolves with the record that confirms it,
-   * or rejects with `WebhookNotConfirmedError` (`reason` `not-found`, `mismatch` with the record
-   * found, or `unsupported`). `event` is a parsed event or anything `parseWebhook` accepts (a
-   * malformed one rejects with `WebhookParseError`).
+   * Re-reads from the API what a webhook claims and resolves with the record that confirms it and
+   * the `outcome` it confirms, or rejects with `WebhookNotConfirmedError` (`reason` `not-found`,
+   * `mismatch` with the record found, or `unsupported`). `event` is a parsed event or anything
+   * `parseWebhook` accepts (a malformed one rejects with `WebhookParseError`).
+   *
+   * An event is confirmed whatever the outcome it reports: an AUTHORISATION with `paymentStatus`
+   * `AUTHORISED` (or none) claims an authorisation, any other `paymentStatus` (`REFUSED` for a
+   * declined POS payment) a refusal, and the result's `outcome` is `authorised` or `refused`
+   * accordingly ({@link PaymentOutcome}). A REFUND's `status` `success` (or none) gives `refunded`,
+   * `failed` gives `failed` ({@link RefundOutcome}). A mismatch message quotes the webhook's own
+   * values (`status is "failed", the webhook says paymentStatus "AUTHORISED"`).
    *
    * - **AUTHORISATION of a POS payment** (`paymentReference` `...-POSX[T]-...`): scans
    *   `GET /pos/payments` newest first (within a day of the time the id carries, when it carries one)
-   *   for the `posPaymentId`. Confirmed when its `status` is `success`.
+   *   for the `posPaymentId`. Authorised when its `status` is `success`, refused when it is `failed`.
    * - **AUTHORISATION of an online payment** (`...-PXT[T]-...`): reads the session, directly when
    *   `options.sessionId` (or a `sessionId` in the event's data) names it, otherwise after finding
-   *   it in `GET /payment/sessions?status=completed`. Confirmed when the session is `completed`,
-   *   holds this `paymentReference`, and its `paymentStatus` (when present) is `AUTHORISED`.
+   *   it in `GET /payment/sessions` with status `completed` (`failed` for a refusal). Authorised when
+   *   the session is `completed`, holds this `paymentReference`, and its `paymentStatus` (when
+   *   present) is `AUTHORISED`. Refused when the session's attempt with this `paymentReference` is
+   *   not `authorised` (or, when attempts are not shown, the session holding it is `failed`).
    * - **REFUND**: scans `GET /modifications?type=refund` for the `refundReference`. Confirmed when
-   *   its `status` is `success` and its `paymentReference` is the event's.
+   *   its `paymentReference` is the event's and its `status` is the event's (`success` when the
+   *   event has none); a REFUND with another `status` rejects with `unsupported`.
    * - Any other event code, or a `paymentReference` in no documented format, rejects with `unsupported`.
    *
    * In every case the event's `amount`, `currency` and `customReference`, when it carries them,
-   * must equal the record's. A confirmed result says that this payment (or refund) exists and is
-   * authorised (or succeeded) for that amount; check yourself that its reference belongs to the
-   * order you are about to ship.
+   * must equal the record's. A confirmed result says that this payment (or refund) exists and has
+   * that outcome for that amount; check yourself that its reference belongs to the order you are
+   * about to ship, and that the amount is the order's.
    *
    * **Cost.** At most `maxPages` listing requests (default 10, 100 records each), plus one session
    * read for an online payment; with a known `sessionId`, one request. A fresh event is normally
@@ -231,6 +274,7 @@ export class Webhooks {
 
   async #confirmPos(event: AuthorisationEvent, { maxPages, request }: ReturnType<typeof checkOptions>): Promise<ConfirmedPosPayment> {
     const reference = event.data.paymentReference;
+    const { outcome, says } = paymentClaim(event);
     const created = timeFromPosPaymentId(reference);
     const window =
       created && !Number.isNaN(created.getTime())
@@ -241,9 +285,10 @@ export class Webhooks {
     const payment = result.found;
     if (!payment) throw notFound(`The POS payment ${reference}`, 'GET /pos/payments', result);
     const differences = compare(event.data, payment.amount, payment.customReference);
-    if (payment.status !== 'success') differences.unshift({ field: 'status', actual: payment.status, expected: 'success' });
-    if (differences.length > 0) throw mismatch(`the authorisation of POS payment ${reference}`, differences, payment);
-    return { kind: 'posPayment', event, record: payment };
+    if (payment.status !== (outcome === 'authorised' ? 'success' : 'failed')) differences.unshift(differs('status', payment.status, says));
+    if (differences.length > 0)
+      throw mismatch(`the ${outcome === 'authorised' ? 'authorisation' : 'refusal'} of POS payment ${reference}`, differences, payment);
+    return { kind: 'posPayment', outcome, event, record: payment };
   }
 
   async #confirmSession(
@@ -252,11 +297,16 @@ export class Webhooks {
     { maxPages, request }: ReturnType<typeof checkOptions>,
   ): Promise<ConfirmedSessionPayment> {
     const reference = event.data.paymentReference;
+    const { outcome, says } = paymentClaim(event);
     let sessionId = knownSessionId;
     if (sessionId === undefined) {
-      const listing = this.#sources.sessions.list({ status: 'completed', take: PAGE_SIZE }, request);
+      const status = outcome === 'authorised' ? 'completed' : 'failed';
+      const listing = this.#sources.sessions.list({ status, take: PAGE_SIZE }, request);
       const result = await scan(listing, maxPages, (item) => item.paymentReference === reference);
-      if (!result.found) throw notFound(`No completed session holding payment ${reference}`, 'GET /payment/sessions', result);
+      if (!result.found) {
+        const hint = '; pass options.sessionId to read its session directly';
+        throw notFound(`A ${status} session holding payment ${reference}`, `GET /payment/sessions?status=${status}`, result, hint);
+      }
       sessionId = result.found.sessionId;
     }
     let session: Session;
@@ -272,35 +322,49 @@ export class Webhooks {
       }
       throw error;
     }
-    const differences: Difference[] = [];
-    if (session.status !== 'completed') differences.push({ field: 'status', actual: session.status, expected: 'completed' });
-    if (session.paymentReference !== reference)
-      differences.push({ field: 'paymentReference', actual: session.paymentReference, expected: reference });
-    if (session.paymentStatus !== undefined && session.paymentStatus !== null && session.paymentStatus !== 'AUTHORISED') {
-      differences.push({ field: 'paymentStatus', actual: session.paymentStatus, expected: 'AUTHORISED' });
+    const differences: string[] = [];
+    if (outcome === 'refused') {
+      const refusal = refusalDifference(session, reference, says);
+      if (refusal) differences.push(refusal);
+    } else {
+      if (session.status !== 'completed') differences.push(differs('status', session.status, says));
+      if (session.paymentReference !== reference) differences.push(differs('paymentReference', session.paymentReference, show(reference)));
+      if (session.paymentStatus !== undefined && session.paymentStatus !== null && session.paymentStatus !== 'AUTHORISED') {
+        differences.push(differs('paymentStatus', session.paymentStatus, says));
+      }
     }
     differences.push(...compare(event.data, session.amount, session.customReference));
-    if (differences.length > 0)
-      throw mismatch(`the authorisation of payment ${reference} (session ${session.sessionId})`, differences, session);
-    return { kind: 'session', event, record: session };
+    if (differences.length > 0) {
+      const what = `the ${outcome === 'authorised' ? 'authorisation' : 'refusal'} of payment ${reference} (session ${session.sessionId})`;
+      throw mismatch(what, differences, session);
+    }
+    return { kind: 'session', outcome, event, record: session };
   }
 
   async #confirmRefund(event: RefundEvent, { maxPages, request }: ReturnType<typeof checkOptions>): Promise<ConfirmedRefund> {
-    const { refundReference, paymentReference } = event.data;
+    const { refundReference, paymentReference, status } = event.data;
     const foreign = this.#foreign('refundReference', refundReference) ?? this.#foreign('paymentReference', paymentReference);
     if (foreign) throw foreign;
+    const claimed = status ?? 'success';
+    if (claimed !== 'success' && claimed !== 'failed') {
+      throw new WebhookNotConfirmedError(
+        'unsupported',
+        `The REFUND webhook's status ${JSON.stringify(claimed)} is not a resolution the SDK can confirm (success or failed)`,
+      );
+    }
+    const says = status === undefined || status === null ? 'a REFUND with no status' : `status ${JSON.stringify(status)}`;
     const listing = this.#sources.modifications.list({ type: 'refund', take: PAGE_SIZE }, request);
     const result = await scan(listing, maxPages, (record) => record.operationReference === refundReference);
     const refund = result.found;
     if (!refund) throw notFound(`The refund ${refundReference}`, 'GET /modifications?type=refund', result);
-    const differences: Difference[] = [];
-    if (refund.status !== 'success') differences.push({ field: 'status', actual: refund.status, expected: 'success' });
+    const differences: string[] = [];
+    if (refund.status !== claimed) differences.push(differs('status', refund.status, says));
     if (refund.paymentReference !== paymentReference) {
-      differences.push({ field: 'paymentReference', actual: refund.paymentReference, expected: paymentReference });
+      differences.push(differs('paymentReference', refund.paymentReference, show(paymentReference)));
     }
     // A modification record carries no customReference to compare.
     differences.push(...compare({ amount: event.data.amount, currency: event.data.currency }, refund.amount, undefined));
     if (differences.length > 0) throw mismatch(`the refund ${refundReference}`, differences, refund);
-    return { kind: 'refund', event, record: refund };
+    return { kind: 'refund', outcome: claimed === 'success' ? 'refunded' : 'failed', event, record: refund };
   }
 }

@@ -11,6 +11,30 @@ export const REFUND_WEBHOOK_STATUSES = ['success'] as const;
 /** Values of `paymentSource` in webhooks (`external_api` is the only one shown). */
 export const PAYMENT_SOURCES = ['external_api'] as const;
 
+/**
+ * What a confirmed AUTHORISATION says happened to the payment:
+ * - `authorised`: the event's `paymentStatus` is `AUTHORISED` (or absent) and the API shows the
+ *   payment authorised. Ship the order.
+ * - `refused`: the event's `paymentStatus` is anything else (`REFUSED` for a declined card) and the
+ *   API shows the payment failed. Nothing was charged: let the customer pay again.
+ */
+export const PAYMENT_OUTCOMES = ['authorised', 'refused'] as const;
+/** What a confirmed AUTHORISATION says happened to the payment: see {@link PAYMENT_OUTCOMES}. */
+export type PaymentOutcome = (typeof PAYMENT_OUTCOMES)[number];
+
+/**
+ * What a confirmed REFUND says happened to the refund:
+ * - `refunded`: the event's `status` is `success` (or absent) and the refund's record is `success`.
+ * - `failed`: the event's `status` is `failed` and so is the record (the reference shows only
+ *   `success`; a failed refund is confirmed the same way, so that its webhook is not redelivered).
+ */
+export const REFUND_OUTCOMES = ['refunded', 'failed'] as const;
+/** What a confirmed REFUND says happened to the refund: see {@link REFUND_OUTCOMES}. */
+export type RefundOutcome = (typeof REFUND_OUTCOMES)[number];
+
+/** The `outcome` of any confirmed webhook: a {@link PaymentOutcome} or a {@link RefundOutcome}. */
+export type WebhookOutcome = PaymentOutcome | RefundOutcome;
+
 const text = z.string({ error: expects('must be a string') });
 /** A field the SDK relies on: confirmation looks records up by it. */
 const reference = z.string({ error: expects('must be a non-empty string') }).check(z.minLength(1, 'must be a non-empty string'));
@@ -30,7 +54,10 @@ export const AuthorisationWebhookDataSchema = z.looseObject({
   currency: z.nullish(openEnum(CURRENCIES)),
   /** The payment: an online `paymentReference` or, for a POS payment, its `posPaymentId`. */
   paymentReference: reference,
-  /** `AUTHORISED` for an authorised payment; other values are not documented. */
+  /**
+   * `AUTHORISED` for an authorised payment. Any other value reports a failed one (`REFUSED` for a
+   * declined POS payment, as the sandbox sends); the reference shows no other value.
+   */
   paymentStatus: z.nullish(openEnum(PAYMENT_STATUSES)),
   description: z.nullish(text),
   customReference: z.nullish(text),
@@ -75,11 +102,14 @@ export const UnknownWebhookEventSchema = z.looseObject({
   data: z.record(z.string(), z.unknown()),
 });
 
-/** `data` of an AUTHORISATION webhook: a payment was authorised. */
+/** `data` of an AUTHORISATION webhook: the result of a payment, authorised or not (`paymentStatus`). */
 export type AuthorisationWebhookData = z.infer<typeof AuthorisationWebhookDataSchema>;
 /** `data` of a REFUND webhook: a refund was resolved. */
 export type RefundWebhookData = z.infer<typeof RefundWebhookDataSchema>;
-/** An AUTHORISATION webhook: an online payment completed, or a POS payment completed after a timeout. */
+/**
+ * An AUTHORISATION webhook: the result of an online payment that completed, or of a POS payment
+ * (also one that completed after a timeout). `data.paymentStatus` says whether it was authorised.
+ */
 export type AuthorisationEvent = z.infer<typeof AuthorisationEventSchema>;
 /** A REFUND webhook: a refund was resolved. */
 export type RefundEvent = z.infer<typeof RefundEventSchema>;
