@@ -112,6 +112,8 @@ export class WebhookDispatcher {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': 'payment-service-sdk-sandbox' },
         body: JSON.stringify(pending.event),
+        // A redirect is the receiver's answer, not a new address: the sandbox calls only the URLs it is given.
+        redirect: 'manual',
         signal: AbortSignal.timeout(this.#retry.timeoutMs),
       });
       attempt.status = response.status;

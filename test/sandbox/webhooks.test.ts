@@ -3,6 +3,8 @@
  * configured URL, retried with backoff against a receiver that fails first, with the delivery log
  * in `sandbox.records.deliveries()`; the events of online payments, POS payments and refunds.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { WebhookDelivery } from '../../src/sandbox/index.js';
 import { manualClock } from '../../src/sandbox/index.js';
@@ -141,6 +143,25 @@ describe('webhook deliveries', () => {
       expect(attempt.error).toEqual(expect.any(String));
     }
     expect(delivery).toMatchObject({ delivered: false, abandoned: false });
+  });
+
+  it('never follows a redirect of a receiver: the 3xx is a failed attempt and the other address gets nothing', async () => {
+    const elsewhere = await receiver();
+    const redirecting = createServer((request, response) => {
+      request.resume();
+      response.writeHead(307, { location: elsewhere.url }).end();
+    });
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = redirecting.address() as AddressInfo;
+      const ctx = await sandbox({ webhookUrls: [`http://127.0.0.1:${port}/hook`], webhookRetry: { attempts: 2, initialDelayMs: 10 } });
+      await paidSession(ctx.test);
+      await waitUntil(() => ctx.sandbox.records.deliveries()[0]?.abandoned === true);
+      expect(statuses(ctx.sandbox.records.deliveries()[0])).toEqual([307, 307]);
+      expect(elsewhere.received).toHaveLength(0);
+    } finally {
+      await new Promise((resolve) => redirecting.close(resolve));
+    }
   });
 
   it('sends nothing without webhook URLs', async () => {
