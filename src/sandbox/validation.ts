@@ -91,8 +91,12 @@ export function amountOf(body: Body, required: boolean): StoredAmount | null {
   return { value, currency };
 }
 
+/** C0 controls, DEL and C1 controls: never part of a URL the sandbox will later send in a `Location`. */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
 export function httpUrl(body: Body, field: string): string {
   const value = requiredString(body, field);
+  if (CONTROL_CHARACTERS.test(value)) throw invalid(`${field} must not contain control characters (CR, LF, tab, ...)`);
   try {
     const url = new URL(value);
     if (url.protocol === 'http:' || url.protocol === 'https:') return value;

@@ -26,7 +26,16 @@ export const PAYMENT_STATUSES = ['AUTHORISED'] as const;
 /** Documented payment attempt statuses (the reference shows only `authorised`). */
 export const ATTEMPT_STATUSES = ['authorised'] as const;
 
-const httpUrl = z.url({ protocol: /^https?$/, error: expects('must be an absolute http(s) URL') });
+/** C0 controls, DEL and C1 controls: the URL parser would drop or encode them, so the URL sent is not the one given. */
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/;
+
+// Checked before the URL format: zod's URL check silently strips tabs and newlines.
+const httpUrl = z.pipe(
+  z
+    .string({ error: expects('must be an absolute http(s) URL') })
+    .check(z.refine((value) => !CONTROL_CHARACTERS.test(value), { error: 'must not contain control characters (CR, LF, tab, ...)', abort: true })),
+  z.url({ protocol: /^https?$/, error: expects('must be an absolute http(s) URL') }),
+);
 
 function isBcp47(tag: string): boolean {
   try {

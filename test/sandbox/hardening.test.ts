@@ -837,3 +837,54 @@ describe('nothing a client sends makes a 500', () => {
     expectFailure(rawResultOf(answer), answer.status);
   });
 });
+
+describe("shop URLs in the page's redirects", () => {
+  let ctx: Started;
+  beforeAll(async () => {
+    ctx = await start();
+  });
+  const IDN_HOST = 'xn--r8jz45g.example';
+
+  it.each([
+    ['CR/LF', 'https://shop.example/ko\r\nSet-Cookie: a=b'],
+    ['a tab', 'https://shop.example/k\to'],
+    ['NUL', 'https://shop.example/ko\u0000'],
+    ['DEL', 'https://shop.example/ko\u007f'],
+    ['a C1 control (NEL)', 'https://shop.example/ko\u0085'],
+  ])('refuses a urlKo or urlOk with %s at creation with 400 / 12001, creating nothing', async (_name, url) => {
+    const { sandbox } = ctx;
+    const before = sandbox.records.counts().sessions;
+    for (const field of ['urlKo', 'urlOk']) {
+      const answer = await raw(sandbox, 'POST', '/payment/session', { body: { ...sessionParams, [field]: url } });
+      expect(expectFailure(answer, 400, 12001).message).toBe(`${field} must not contain control characters (CR, LF, tab, ...)`);
+    }
+    expect(sandbox.records.counts().sessions).toBe(before);
+  });
+
+  it('cancels to a non-ASCII urlKo with its ASCII form in Location (punycode host, percent-encoded path)', async () => {
+    const { sandbox } = ctx;
+    const created = await raw(sandbox, 'POST', '/payment/session', { body: { ...sessionParams, urlKo: 'https://例え.example/k€o?q=é' } });
+    expect(created.status).toBe(201);
+    const answer = await submitForm(created.body.data.paymentUrl, { action: 'cancel' });
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get('location')).toBe(`https://${IDN_HOST}/k%E2%82%ACo?q=%C3%A9`);
+    expect(sandbox.records.session(created.body.data.sessionId)?.status).toBe('cancelled');
+    // A second cancel (a double click) is sent back the same way; the stored URL is the one sent.
+    const again = await submitForm(created.body.data.paymentUrl, { action: 'cancel' });
+    expect(again.headers.get('location')).toBe(`https://${IDN_HOST}/k%E2%82%ACo?q=%C3%A9`);
+    expect(sandbox.records.session(created.body.data.sessionId)?.urlKo).toBe('https://例え.example/k€o?q=é');
+  });
+
+  it('pays to a non-ASCII urlOk that has a query: ASCII Location, data appended to the query', async () => {
+    const { sandbox } = ctx;
+    const created = await raw(sandbox, 'POST', '/payment/session', {
+      body: { ...sessionParams, urlOk: 'https://例え.example/ok€?order=42' },
+    });
+    expect(created.status).toBe(201);
+    const answer = await submitForm(created.body.data.paymentUrl);
+    expect(answer.status).toBe(303);
+    const location = answer.headers.get('location') ?? '';
+    expect(location).toMatch(new RegExp(`^https://${IDN_HOST}/ok%E2%82%AC\\?order=42&data=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`));
+    expect(sandbox.records.session(created.body.data.sessionId)?.status).toBe('completed');
+  });
+});
