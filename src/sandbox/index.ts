@@ -9,6 +9,7 @@
  * ```
  */
 import type { Environment } from '../core/options.js';
+import { declaredHosts, isOwnHost, misdirectedPage } from './access.js';
 import { readJsonText, readOptionalJsonText } from './body.js';
 import { offsetClock, type SandboxClock, seededRandom, systemClock } from './clock.js';
 import { type ClockState, CONTROL_PREFIX, type ControlSession, handleControl, SandboxControl } from './control.js';
@@ -97,6 +98,19 @@ export interface SandboxOptions {
   fetch?: typeof fetch | undefined;
   /** Called after each webhook delivery attempt is recorded (the CLI prints the failed ones). */
   onWebhookAttempt?: ((report: AttemptReport) => void) | undefined;
+  /**
+   * Host names (`name` or `name:port`; the port is ignored) requests may carry in `Host` besides
+   * the loopback names (`localhost`, `*.localhost`, `127.x.x.x`, `[::1]`) and the address listened
+   * on (with this machine's addresses when that is `0.0.0.0` or `::`). Any other `Host` gets 421:
+   * a page of another site whose name was rebound to this address cannot reach the sandbox.
+   */
+  allowedHosts?: readonly string[] | undefined;
+  /**
+   * When set, the dashboard answers only a browser that opened it with `/?token=<dashboardToken>`
+   * (it then keeps an HttpOnly, SameSite=Strict cookie); others get 401. For a sandbox listening
+   * beyond loopback (the CLI sets a random one there). Default: none.
+   */
+  dashboardToken?: string | undefined;
 }
 
 /** Per-request details the fetch handler cannot see itself. */
@@ -261,11 +275,13 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   service.attach(scheduler);
   webhooks.attach(scheduler);
   const control = new SandboxControl({ store, service, webhooks, scheduler, clock, origin: () => sandbox.baseUrl });
-  const dashboard = { control, formToken: randomToken(), maxBodyBytes, webcode };
+  const dashboard = { control, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes, webcode };
+  const declared = declaredHosts(options.allowedHosts ?? []);
+  let boundHosts = new Set<string>();
   store.purgeIdempotency(clock.now() - idempotencyTtlMs);
   // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
   scheduler.runDue();
-  let server: { close(): Promise<void>; baseUrl: string } | undefined;
+  let server: { close(): Promise<void>; baseUrl: string; hosts: string[] } | undefined;
 
   function traceId(): string {
     return `sbx-${Math.floor(random() * 2 ** 48)
@@ -362,9 +378,16 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       if (request.url.length > MAX_URL_LENGTH)
         throw new ServiceFailure(431, SANDBOX_CODES.headersTooLarge, `URL longer than ${MAX_URL_LENGTH} characters`);
       const url = new URL(request.url);
+      const apiPath = API_PREFIX.exec(url.pathname);
+      // In-process requests carry no Host; over HTTP, one that names another site is refused before anything runs.
+      const host = request.headers.get('host');
+      if (host !== null && !isOwnHost(host, boundHosts, declared)) {
+        const message = `Host ${host} does not name this sandbox: use ${sandbox.baseUrl}, or declare the name with allowedHosts (CLI: --allowed-host)`;
+        if (apiPath || url.pathname.startsWith(CONTROL_PREFIX)) throw new ServiceFailure(421, SANDBOX_CODES.misdirected, message);
+        return misdirectedPage(message);
+      }
       // Work due by now (expiry, resolutions) is applied before the request sees the state.
       scheduler.runDue();
-      const apiPath = API_PREFIX.exec(url.pathname);
       if (apiPath) return await api(request, url, apiPath[1] ? 'test' : 'live', apiPath[2] ?? '', info);
       if (url.pathname.startsWith(CONTROL_PREFIX))
         return await handleControl(
@@ -407,6 +430,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         maxBodyBytes,
         failure: (status, message) => failureBody(new ServiceFailure(status, codeOfStatus(status), message), traceId()),
       });
+      boundHosts = new Set(server.hosts);
       return { baseUrl: server.baseUrl };
     },
     get baseUrl() {

@@ -179,6 +179,41 @@ describe('dashboard actions without JavaScript', () => {
     expect((await fetch(`${sandbox.baseUrl}/_dashboard/actions/expire`)).status).toBe(405);
   });
 
+  it.each([
+    '/.//evil.example/',
+    '/%2e//evil.example/',
+    '/%2E//evil.example/x?y=1',
+    '/x/..//evil.example/',
+    '/x/%2e%2e//evil.example/',
+    '//evil.example/',
+    '/\\evil.example/',
+    '/\\/evil.example/',
+    '/./\\evil.example/',
+    'https://evil.example/',
+    'http://127.0.0.1:1/',
+    '\\\\evil.example/',
+    'evil.example',
+  ])('sends returnTo %s back to / (never off-site)', async (returnTo) => {
+    const { sandbox } = await start();
+    const answer = await post(sandbox, 'advance', { duration: '1s', returnTo });
+    expect(answer.status).toBe(303);
+    const location = answer.headers.get('location') ?? '';
+    expect(location).toMatch(/^\/\?notice=/);
+    expect(new URL(location, sandbox.baseUrl).origin).toBe(new URL(sandbox.baseUrl).origin);
+  });
+
+  it('follows a returnTo on the sandbox, normalised: dot segments resolved, query kept', async () => {
+    const { sandbox } = await start();
+    for (const [returnTo, path] of [
+      ['/test/sessions?status=pending', '/test/sessions?status=pending&notice='],
+      ['/test/x/../sessions', '/test/sessions?notice='],
+      ['/test/./pos-payments?notice=old', '/test/pos-payments?notice='],
+    ] as const) {
+      const answer = await post(sandbox, 'advance', { duration: '1s', returnTo });
+      expect(answer.headers.get('location')?.startsWith(path), `${returnTo} gave ${answer.headers.get('location')}`).toBe(true);
+    }
+  });
+
   it('adds and removes a webhook URL from the overview', async () => {
     const { sandbox } = await start();
     await post(sandbox, 'add-webhook-url', { url: 'http://127.0.0.1:3000/webhooks', returnTo: '/' });
