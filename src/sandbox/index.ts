@@ -19,7 +19,7 @@ import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
 import { Scheduler } from './scheduler.js';
 import { type Answer, type Deferred, SandboxService } from './service.js';
-import { hashText, SandboxStore } from './store.js';
+import { hashText, SandboxStore, SandboxStoreError } from './store.js';
 import { jsonObject } from './validation.js';
 import { type AttemptReport, WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
 
@@ -92,7 +92,10 @@ export interface SandboxOptions {
   maxBodyBytes?: number | undefined;
   /** How long a stored idempotent response is kept, in ms of the sandbox clock. Default 24 h. */
   idempotencyTtlMs?: number | undefined;
-  /** Called with faults of the sandbox's own scheduled work. Default: printed to stderr. */
+  /**
+   * Called with faults of the sandbox's own scheduled work, and once with a {@link SandboxStoreError}
+   * when the database file turns out damaged. Default: printed to stderr.
+   */
   onError?: ((error: unknown) => void) | undefined;
   /** `fetch` used for webhook deliveries. Default the global one. */
   fetch?: typeof fetch | undefined;
@@ -266,11 +269,24 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
     modificationResolveMs: options.modificationResolveMs ?? 200,
   });
+  const onError =
+    options.onError ??
+    ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error));
+  let damageReported = false;
+  /** Reports a fault; a damaged database by name and with what to do, once, however many requests meet it. */
+  function report(error: unknown): void {
+    const damage = store.damage(error);
+    if (!damage) onError(error);
+    else if (!damageReported) {
+      damageReported = true;
+      onError(damage);
+    }
+  }
   const scheduler = new Scheduler({
     store,
     clock,
     handlers: { ...service.jobs, [WEBHOOK_ATTEMPT]: webhooks.handler },
-    onError: options.onError ?? ((error) => console.error('payment-service-sdk sandbox:', error)),
+    onError: report,
   });
   service.attach(scheduler);
   webhooks.attach(scheduler);
@@ -410,6 +426,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       throw new ServiceFailure(404, SANDBOX_CODES.notFound, `Nothing at ${url.pathname}`);
     } catch (error) {
       if (error instanceof ServiceFailure) return fail(error);
+      const damage = store.damage(error);
+      if (damage) {
+        report(error);
+        return fail(new ServiceFailure(500, SANDBOX_CODES.internal, `Sandbox error: ${damage.message}`));
+      }
       return fail(
         new ServiceFailure(500, SANDBOX_CODES.internal, `Sandbox error: ${error instanceof Error ? error.message : String(error)}`),
       );

@@ -249,3 +249,43 @@ describe('dashboard live stream', () => {
     await reader.cancel().catch(() => undefined);
   });
 });
+
+describe('dashboard access token (dashboardToken)', () => {
+  it('answers 401 without the token, sets an HttpOnly SameSite=Strict cookie from ?token= and serves the cookie', async () => {
+    const { sandbox, test } = await start({ dashboardToken: 'tok-123' });
+    const session = await test.sessions.create({ ...sessionParams });
+    for (const path of [
+      '/',
+      '/test/sessions',
+      `/test/sessions/${session.sessionId}`,
+      '/_dashboard/events',
+      '/?token=tok-12',
+      '/?token=tok-1234',
+    ]) {
+      const answer = await page(sandbox, path);
+      expect(answer.status, path).toBe(401);
+      expect(answer.html).not.toMatch(/name="token"/);
+      expect(answer.html).not.toContain(session.sessionId);
+    }
+    const forged = await fetch(`${sandbox.baseUrl}/_dashboard/actions/reset`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=x',
+      redirect: 'manual',
+    });
+    expect(forged.status).toBe(401);
+    expect(sandbox.records.counts().sessions).toBe(1);
+
+    const entry = await page(sandbox, `/test/sessions?token=tok-123&status=pending`);
+    expect(entry.status).toBe(303);
+    expect(entry.headers.get('location')).toBe('/test/sessions?status=pending');
+    expect(entry.headers.get('set-cookie')).toBe('sandbox_dashboard=tok-123; Path=/; HttpOnly; SameSite=Strict');
+    const withCookie = await fetch(`${sandbox.baseUrl}/test/sessions/${session.sessionId}`, {
+      headers: { cookie: 'other=1; sandbox_dashboard=tok-123' },
+    });
+    expect(withCookie.status).toBe(200);
+    expect(await withCookie.text()).toContain(session.sessionId);
+    // The payment page is the shopper's, not the dashboard's: no token needed.
+    expect((await fetch(session.paymentUrl)).status).toBe(200);
+  });
+});
