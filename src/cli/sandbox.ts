@@ -119,6 +119,9 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
       // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
       const flags: SandboxFlags = { ...own, webcode: own.webcode ?? command.optsWithGlobals<{ webcode?: string }>().webcode };
       if (flags.check) return check(flags.dataDir, terminal);
+      for (const name of ['testKey', 'liveKey', 'testSecret', 'liveSecret'] as const)
+        if (flags[name] === '')
+          throw new UsageError(`--${name.replace(/[A-Z]/, (letter) => `-${letter.toLowerCase()}`)} must not be empty`);
       const port = integer('port', flags.port, 0, 65_535);
       // Beyond loopback the well-known keys and an open dashboard would face the network.
       const exposed = !isLoopbackHost(flags.host);

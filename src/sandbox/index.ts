@@ -67,7 +67,7 @@ export interface SandboxOptions {
   keys?: { test?: string | undefined; live?: string | undefined } | undefined;
   /** More keys, for example with an IP allow-list or another webcode. */
   extraKeys?: readonly SandboxKey[] | undefined;
-  /** The client secrets that sign the redirect `data`. Default `cs_test_sandbox` and `cs_live_sandbox`. */
+  /** The client secrets that sign the redirect `data` (not empty). Default `cs_test_sandbox` and `cs_live_sandbox`. */
   clientSecrets?: { test?: string | undefined; live?: string | undefined } | undefined;
   /** URLs every webhook is POSTed to. */
   webhookUrls?: readonly string[] | undefined;
@@ -240,6 +240,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const webcode = options.webcode ?? 'SANDBOX';
   const keys = { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' };
   const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
+  // An empty secret cannot sign: a payment would complete and its redirect then fail.
+  if (clientSecrets.test === '' || clientSecrets.live === '') throw new TypeError('clientSecrets must not be empty strings');
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
   const store = new SandboxStore(options.dataDir);

@@ -350,6 +350,12 @@ describe('payment-service-sdk sandbox beyond loopback, --allowed-host, a port in
     await stop(running);
   });
 
+  it('refuses an empty key or secret with one line, exit 2', async () => {
+    const started = run(['sandbox', '--port', '0', '--test-secret', '']);
+    expect((await started.exit).code).toBe(2);
+    expect(started.stderr()).toBe('payment-service-sdk: --test-secret must not be empty (see --help)\n');
+  });
+
   it('a port in use: one line naming the port and --port, exit 1, no stack trace', async () => {
     const blocker = createServer();
     await new Promise<void>((done) => blocker.listen(0, '127.0.0.1', done));

@@ -940,6 +940,10 @@ describe("shop URLs in the page's redirects", () => {
     expect(sandbox.records.session(created.body.data.sessionId)?.urlKo).toBe('https://例え.example/k€o?q=é');
   });
 
+  it('refuses an empty client secret at creation: it could not sign the redirect of a payment already made', () => {
+    expect(() => createSandbox({ clientSecrets: { test: '' } })).toThrow('clientSecrets must not be empty strings');
+  });
+
   it('pays to a non-ASCII urlOk that has a query: ASCII Location, data appended to the query', async () => {
     const { sandbox } = ctx;
     const created = await raw(sandbox, 'POST', '/payment/session', {
