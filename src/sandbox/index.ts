@@ -296,7 +296,12 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const dashboard = { control, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes, webcode };
   const declared = declaredHosts(options.allowedHosts ?? []);
   let boundHosts = new Set<string>();
-  store.purgeIdempotency(clock.now() - idempotencyTtlMs);
+  try {
+    store.purgeIdempotency(clock.now() - idempotencyTtlMs);
+  } catch (error) {
+    store.close();
+    throw store.damage(error) ?? error;
+  }
   // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
   scheduler.runDue();
   let server: { close(): Promise<void>; baseUrl: string; hosts: string[] } | undefined;

@@ -307,12 +307,17 @@ export class SandboxStore {
       { name: 'payment_reference', of: (record) => deliveryPaymentReference(record) },
       { name: 'created_at', of: (record) => record.createdAt },
     ]);
-    this.transaction(() => {
-      for (const [index, sql] of MIGRATIONS.entries()) if (index >= version) this.#db.exec(sql);
-      this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
-      if (legacy && version === 0) this.#importLegacy(legacy);
-    });
-    this.runs = this.#bump('runs');
+    try {
+      this.transaction(() => {
+        for (const [index, sql] of MIGRATIONS.entries()) if (index >= version) this.#db.exec(sql);
+        this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+        if (legacy && version === 0) this.#importLegacy(legacy);
+      });
+      this.runs = this.#bump('runs');
+    } catch (error) {
+      this.#db.close();
+      throw this.damage(error) ?? error;
+    }
   }
 
   readonly #watchers = new Set<() => void>();
