@@ -147,7 +147,7 @@ export async function serveNode(
       response.end(body);
       return;
     }
-    // A body declared over the limit is refused before any of it is read: the client need not send it.
+    // A body declared over the limit is refused at once: the answer does not wait for the body.
     if (Number(message.headers['content-length'] ?? 0) > options.maxBodyBytes) return refuseBody(message, tooLarge());
     // Aborted when the client goes away: a long answer (an event stream) stops with it.
     const gone = new AbortController();

@@ -245,7 +245,7 @@ describe('request body size', () => {
     const answer = await post(sandbox, SESSION_PATH, sessionBodyOf(sandbox, 10_000_000), JSON_TYPE);
     expect(Date.now() - started).toBeLessThan(5_000);
     expectFailure(answer, 413, 19413);
-    // The rest of the body was never read: the connection cannot be reused.
+    // The body was dropped, not parsed: the connection is not reused.
     expect(answer.headers.get('connection')).toBe('close');
     expect(sandbox.records.counts().sessions).toBe(before);
 
