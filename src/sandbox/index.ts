@@ -242,6 +242,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
   // An empty secret cannot sign: a payment would complete and its redirect then fail.
   if (clientSecrets.test === '' || clientSecrets.live === '') throw new TypeError('clientSecrets must not be empty strings');
+  const declared = declaredHosts(options.allowedHosts ?? []);
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
   const store = new SandboxStore(options.dataDir);
@@ -294,16 +295,16 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   webhooks.attach(scheduler);
   const control = new SandboxControl({ store, service, webhooks, scheduler, clock, origin: () => sandbox.baseUrl });
   const dashboard = { control, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes, webcode };
-  const declared = declaredHosts(options.allowedHosts ?? []);
   let boundHosts = new Set<string>();
   try {
     store.purgeIdempotency(clock.now() - idempotencyTtlMs);
+    // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
+    scheduler.runDue();
   } catch (error) {
+    scheduler.close();
     store.close();
     throw store.damage(error) ?? error;
   }
-  // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
-  scheduler.runDue();
   let server: { close(): Promise<void>; baseUrl: string; hosts: string[] } | undefined;
 
   function traceId(): string {
