@@ -4,9 +4,12 @@
  * webhook attempt, and a clean stop on SIGINT or SIGTERM.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
+import { hostName, isLoopbackName } from '../sandbox/access.js';
 import { createSandbox, type Sandbox, type WebhookAttemptReport } from '../sandbox/index.js';
-import { httpUrl, type Terminal, UsageError } from './io.js';
+import { checkStore } from '../sandbox/store.js';
+import { EXIT, ExitError, httpUrl, type Terminal, UsageError } from './io.js';
 
 export function integer(name: string, value: string, min: number, max: number): number {
   const number = Number(value);
@@ -44,6 +47,31 @@ function openInBrowser(url: string, terminal: Terminal): void {
   }
 }
 
+/** Whether `--host` is this machine's loopback interface only. */
+function isLoopbackHost(host: string): boolean {
+  const name = hostName(host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+  return name !== undefined && isLoopbackName(name);
+}
+
+/** A secret for a sandbox other machines can reach: 144 random bits, URL-safe. */
+function secret(prefix: string): string {
+  return `${prefix}${randomBytes(18).toString('base64url')}`;
+}
+
+/** `sandbox --check`: verifies the whole database file; one line either way, exit 1 on damage. */
+function check(dataDir: string | undefined, terminal: Terminal): void {
+  if (dataDir === undefined) throw new UsageError('--check needs --data-dir DIR (the folder of sandbox.db)');
+  const { location, problems } = checkStore(dataDir);
+  if (problems.length === 0) {
+    terminal.stdout.write(`${location}: OK (every page checked)\n`);
+    return;
+  }
+  throw new ExitError(
+    `${location} is damaged: ${problems.join('; ')}. Stop the sandbox, move the file aside (mv ${location} ${location}.broken) and start it again.`,
+    EXIT.failure,
+  );
+}
+
 interface SandboxFlags {
   port: string;
   host: string;
@@ -59,6 +87,8 @@ interface SandboxFlags {
   idempotencyTtlMs?: string;
   open?: boolean;
   reset?: boolean;
+  allowedHost?: string[];
+  check?: boolean;
 }
 
 export function registerSandbox(program: Command, terminal: Terminal): void {
@@ -79,17 +109,42 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
     .option('--idempotency-ttl-ms <ms>', 'how long stored idempotent responses are kept (default 86400000, 24 h)')
     .option('--open', 'open the dashboard in a browser ($BROWSER, or the system opener)')
     .option('--reset', 'start from empty: delete what --data-dir holds (records, deliveries, scheduled work)')
+    .option(
+      '--allowed-host <name>',
+      'also answer requests whose Host is NAME (repeatable; loopback names and the --host address always are)',
+      (value: string, all: string[] = []) => [...all, value],
+    )
+    .option('--check', 'verify every page of --data-dir DIR/sandbox.db and exit (0 and one OK line, 1 if damaged)')
     .action(async (own: SandboxFlags, command: Command) => {
       // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
       const flags: SandboxFlags = { ...own, webcode: own.webcode ?? command.optsWithGlobals<{ webcode?: string }>().webcode };
+      if (flags.check) return check(flags.dataDir, terminal);
+      for (const name of ['testKey', 'liveKey', 'testSecret', 'liveSecret'] as const)
+        if (flags[name] === '')
+          throw new UsageError(`--${name.replace(/[A-Z]/, (letter) => `-${letter.toLowerCase()}`)} must not be empty`);
+      const port = integer('port', flags.port, 0, 65_535);
+      // Beyond loopback the well-known keys and an open dashboard would face the network.
+      const exposed = !isLoopbackHost(flags.host);
+      const dashboardToken = exposed ? secret('') : undefined;
       const instance: Sandbox = createSandbox({
         onWebhookAttempt: (report) => {
           const line = failedAttemptLine(report, instance.clock.now());
           if (line) terminal.stderr.write(`${line}\n`);
         },
         webcode: flags.webcode,
-        keys: { test: flags.testKey, live: flags.liveKey },
-        clientSecrets: { test: flags.testSecret, live: flags.liveSecret },
+        keys: {
+          test: flags.testKey ?? (exposed ? secret('sk_test_') : undefined),
+          live: flags.liveKey ?? (exposed ? secret('sk_live_') : undefined),
+        },
+        clientSecrets: {
+          test: flags.testSecret ?? (exposed ? secret('cs_test_') : undefined),
+          live: flags.liveSecret ?? (exposed ? secret('cs_live_') : undefined),
+        },
+        allowedHosts: flags.allowedHost?.map((name) => {
+          if (hostName(name) === undefined) throw new UsageError(`--allowed-host must be a host name, got ${name}`);
+          return name;
+        }),
+        dashboardToken,
         webhookUrls: (flags.webhookUrl ?? []).map((url) => httpUrl('webhook-url', url)),
         posDelayMs: flags.posDelayMs === undefined ? undefined : delay(flags.posDelayMs),
         dataDir: flags.dataDir,
@@ -104,14 +159,25 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
-      const { baseUrl } = await instance.listen({ port: integer('port', flags.port, 0, 65_535), host: flags.host });
+      const { baseUrl } = await instance.listen({ port, host: flags.host }).catch(async (error: NodeJS.ErrnoException) => {
+        await instance.close();
+        if (error.code === 'EADDRINUSE') throw new ExitError(`port ${port} is in use: pick another with --port`, EXIT.failure);
+        throw error;
+      });
+      const dashboardUrl = `${baseUrl}/${dashboardToken === undefined ? '' : `?token=${dashboardToken}`}`;
       terminal.stdout.write(
         `${JSON.stringify({ baseUrl, webcode: instance.webcode, keys: instance.keys, clientSecrets: instance.clientSecrets })}\n`,
       );
       terminal.stderr.write(
         [
+          ...(exposed
+            ? [
+                `Warning: listening on ${flags.host}, beyond loopback: other machines can reach this sandbox.`,
+                '  Keys and client secrets are random unless given; the dashboard opens only with the link below (keep it private).',
+              ]
+            : []),
           `Payment service sandbox listening on ${baseUrl}`,
-          `  dashboard ${baseUrl}/ (control API under ${baseUrl}/_sandbox/)`,
+          `  dashboard ${dashboardUrl} (control API under ${baseUrl}/_sandbox/)`,
           `  webcode ${instance.webcode}`,
           `  Test: key ${instance.keys.test}, client secret ${instance.clientSecrets.test}`,
           `  Live: key ${instance.keys.live}, client secret ${instance.clientSecrets.live}`,
@@ -123,7 +189,7 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
           '',
         ].join('\n'),
       );
-      if (flags.open) openInBrowser(`${baseUrl}/`, terminal);
+      if (flags.open) openInBrowser(dashboardUrl, terminal);
       // Runs until a signal stops it.
       await new Promise<never>(() => {});
     });

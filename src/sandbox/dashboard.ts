@@ -1,5 +1,6 @@
 import type { Environment } from '../core/options.js';
 import { POS_TEST_ENDINGS, TEST_CARDHOLDER_NAMES, TEST_CARDS, TEST_SUCCESS_CARDHOLDER, TEST_TERMINALS } from '../testing/index.js';
+import { dashboardGate, returnPath } from './access.js';
 import { readText } from './body.js';
 import { type ControlListParams, type ControlPage, parseDuration, type RecordTimeline, type SandboxControl } from './control.js';
 import { escapeHtml, securityHeaders } from './html.js';
@@ -20,6 +21,8 @@ export interface DashboardContext {
   control: SandboxControl;
   /** A secret of this process, put in every form: a page elsewhere cannot post actions here. */
   formToken: string;
+  /** When set, every dashboard request needs it (`?token=` once, then the cookie). */
+  accessToken?: string | undefined;
   maxBodyBytes: number;
   webcode: string;
 }
@@ -765,11 +768,13 @@ function decoded(param: string): string | undefined {
 /** Serves the dashboard's pages, its live stream and its form actions; `undefined` for any other path. */
 export async function handleDashboard(request: Request, url: URL, context: DashboardContext): Promise<Response | undefined> {
   const path = url.pathname;
-  if (path === DASHBOARD_EVENTS_PATH) return request.method === 'GET' ? events(context, request) : methodNotAllowed('GET');
   const action = ACTION_PATH.exec(path);
-  if (action) return request.method === 'POST' ? act(context, request, action[1] ?? '') : methodNotAllowed('POST');
   const isPage = path === '/' || path === '/live' || path === '/reference' || RECORD_PATH.test(path);
-  if (!isPage) return undefined;
+  if (!isPage && !action && path !== DASHBOARD_EVENTS_PATH) return undefined;
+  const denied = context.accessToken === undefined ? undefined : dashboardGate(request, url, context.accessToken);
+  if (denied) return denied;
+  if (path === DASHBOARD_EVENTS_PATH) return request.method === 'GET' ? events(context, request) : methodNotAllowed('GET');
+  if (action) return request.method === 'POST' ? act(context, request, url, action[1] ?? '') : methodNotAllowed('POST');
   if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET');
   const notice = url.searchParams.get('notice') ?? undefined;
   const problem = url.searchParams.get('problem') ?? undefined;
@@ -825,7 +830,7 @@ function environmentOf(form: URLSearchParams): Environment {
 }
 
 /** Runs a form action and sends the browser back with what happened (303, so a reload does not repeat it). */
-async function act(context: DashboardContext, request: Request, action: string): Promise<Response> {
+async function act(context: DashboardContext, request: Request, url: URL, action: string): Promise<Response> {
   const form = new URLSearchParams(await readText(request, context.maxBodyBytes));
   // A page of another site cannot know the token: it cannot make a developer's browser act here.
   if (form.get('token') !== context.formToken)
@@ -833,10 +838,9 @@ async function act(context: DashboardContext, request: Request, action: string):
       status: 403,
       headers: { 'content-type': 'text/plain; charset=utf-8' },
     });
-  const requested = form.get('returnTo') ?? '/';
-  const returnTo = requested.startsWith('/') && !requested.startsWith('//') ? requested : '/';
+  const returnTo = returnPath(form.get('returnTo'), url.origin);
   const back = (kind: 'notice' | 'problem', message: string) => {
-    const target = new URL(returnTo, 'http://dashboard.invalid');
+    const target = new URL(returnTo);
     target.searchParams.delete('notice');
     target.searchParams.delete('problem');
     target.searchParams.set(kind, message);

@@ -9,6 +9,7 @@
  * ```
  */
 import type { Environment } from '../core/options.js';
+import { declaredHosts, isOwnHost, misdirectedPage } from './access.js';
 import { readJsonText, readOptionalJsonText } from './body.js';
 import { offsetClock, type SandboxClock, seededRandom, systemClock } from './clock.js';
 import { type ClockState, CONTROL_PREFIX, type ControlSession, handleControl, SandboxControl } from './control.js';
@@ -18,7 +19,7 @@ import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
 import { Scheduler } from './scheduler.js';
 import { type Answer, type Deferred, SandboxService } from './service.js';
-import { hashText, SandboxStore } from './store.js';
+import { hashText, SandboxStore, SandboxStoreError } from './store.js';
 import { jsonObject } from './validation.js';
 import { type AttemptReport, WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
 
@@ -66,7 +67,7 @@ export interface SandboxOptions {
   keys?: { test?: string | undefined; live?: string | undefined } | undefined;
   /** More keys, for example with an IP allow-list or another webcode. */
   extraKeys?: readonly SandboxKey[] | undefined;
-  /** The client secrets that sign the redirect `data`. Default `cs_test_sandbox` and `cs_live_sandbox`. */
+  /** The client secrets that sign the redirect `data` (not empty). Default `cs_test_sandbox` and `cs_live_sandbox`. */
   clientSecrets?: { test?: string | undefined; live?: string | undefined } | undefined;
   /** URLs every webhook is POSTed to. */
   webhookUrls?: readonly string[] | undefined;
@@ -91,12 +92,28 @@ export interface SandboxOptions {
   maxBodyBytes?: number | undefined;
   /** How long a stored idempotent response is kept, in ms of the sandbox clock. Default 24 h. */
   idempotencyTtlMs?: number | undefined;
-  /** Called with faults of the sandbox's own scheduled work. Default: printed to stderr. */
+  /**
+   * Called with faults of the sandbox's own scheduled work, and once with a {@link SandboxStoreError}
+   * when the database file turns out damaged. Default: printed to stderr.
+   */
   onError?: ((error: unknown) => void) | undefined;
   /** `fetch` used for webhook deliveries. Default the global one. */
   fetch?: typeof fetch | undefined;
   /** Called after each webhook delivery attempt is recorded (the CLI prints the failed ones). */
   onWebhookAttempt?: ((report: AttemptReport) => void) | undefined;
+  /**
+   * Host names (`name` or `name:port`; the port is ignored) requests may carry in `Host` besides
+   * the loopback names (`localhost`, `*.localhost`, `127.x.x.x`, `[::1]`) and the address listened
+   * on (with this machine's addresses when that is `0.0.0.0` or `::`). Any other `Host` gets 421:
+   * a page of another site whose name was rebound to this address cannot reach the sandbox.
+   */
+  allowedHosts?: readonly string[] | undefined;
+  /**
+   * When set, the dashboard answers only a browser that opened it with `/?token=<dashboardToken>`
+   * (it then keeps an HttpOnly, SameSite=Strict cookie); others get 401. For a sandbox listening
+   * beyond loopback (the CLI sets a random one there). Default: none.
+   */
+  dashboardToken?: string | undefined;
 }
 
 /** Per-request details the fetch handler cannot see itself. */
@@ -223,6 +240,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const webcode = options.webcode ?? 'SANDBOX';
   const keys = { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' };
   const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
+  // An empty secret cannot sign: a payment would complete and its redirect then fail.
+  if (clientSecrets.test === '' || clientSecrets.live === '') throw new TypeError('clientSecrets must not be empty strings');
+  const declared = declaredHosts(options.allowedHosts ?? []);
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
   const store = new SandboxStore(options.dataDir);
@@ -252,20 +272,40 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
     modificationResolveMs: options.modificationResolveMs ?? 200,
   });
+  const onError =
+    options.onError ??
+    ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error));
+  let damageReported = false;
+  /** Reports a fault; a damaged database by name and with what to do, once, however many requests meet it. */
+  function report(error: unknown): void {
+    const damage = store.damage(error);
+    if (!damage) onError(error);
+    else if (!damageReported) {
+      damageReported = true;
+      onError(damage);
+    }
+  }
   const scheduler = new Scheduler({
     store,
     clock,
     handlers: { ...service.jobs, [WEBHOOK_ATTEMPT]: webhooks.handler },
-    onError: options.onError ?? ((error) => console.error('payment-service-sdk sandbox:', error)),
+    onError: report,
   });
   service.attach(scheduler);
   webhooks.attach(scheduler);
   const control = new SandboxControl({ store, service, webhooks, scheduler, clock, origin: () => sandbox.baseUrl });
-  const dashboard = { control, formToken: randomToken(), maxBodyBytes, webcode };
-  store.purgeIdempotency(clock.now() - idempotencyTtlMs);
-  // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
-  scheduler.runDue();
-  let server: { close(): Promise<void>; baseUrl: string } | undefined;
+  const dashboard = { control, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes, webcode };
+  let boundHosts = new Set<string>();
+  try {
+    store.purgeIdempotency(clock.now() - idempotencyTtlMs);
+    // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
+    scheduler.runDue();
+  } catch (error) {
+    scheduler.close();
+    store.close();
+    throw store.damage(error) ?? error;
+  }
+  let server: { close(): Promise<void>; baseUrl: string; hosts: string[] } | undefined;
 
   function traceId(): string {
     return `sbx-${Math.floor(random() * 2 ** 48)
@@ -362,9 +402,16 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       if (request.url.length > MAX_URL_LENGTH)
         throw new ServiceFailure(431, SANDBOX_CODES.headersTooLarge, `URL longer than ${MAX_URL_LENGTH} characters`);
       const url = new URL(request.url);
+      const apiPath = API_PREFIX.exec(url.pathname);
+      // In-process requests carry no Host; over HTTP, one that names another site is refused before anything runs.
+      const host = request.headers.get('host');
+      if (host !== null && !isOwnHost(host, boundHosts, declared)) {
+        const message = `Host ${host} does not name this sandbox: use ${sandbox.baseUrl}, or declare the name with allowedHosts (CLI: --allowed-host)`;
+        if (apiPath || url.pathname.startsWith(CONTROL_PREFIX)) throw new ServiceFailure(421, SANDBOX_CODES.misdirected, message);
+        return misdirectedPage(message);
+      }
       // Work due by now (expiry, resolutions) is applied before the request sees the state.
       scheduler.runDue();
-      const apiPath = API_PREFIX.exec(url.pathname);
       if (apiPath) return await api(request, url, apiPath[1] ? 'test' : 'live', apiPath[2] ?? '', info);
       if (url.pathname.startsWith(CONTROL_PREFIX))
         return await handleControl(
@@ -387,6 +434,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       throw new ServiceFailure(404, SANDBOX_CODES.notFound, `Nothing at ${url.pathname}`);
     } catch (error) {
       if (error instanceof ServiceFailure) return fail(error);
+      const damage = store.damage(error);
+      if (damage) {
+        report(error);
+        return fail(new ServiceFailure(500, SANDBOX_CODES.internal, `Sandbox error: ${damage.message}`));
+      }
       return fail(
         new ServiceFailure(500, SANDBOX_CODES.internal, `Sandbox error: ${error instanceof Error ? error.message : String(error)}`),
       );
@@ -407,6 +459,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         maxBodyBytes,
         failure: (status, message) => failureBody(new ServiceFailure(status, codeOfStatus(status), message), traceId()),
       });
+      boundHosts = new Set(server.hosts);
       return { baseUrl: server.baseUrl };
     },
     get baseUrl() {

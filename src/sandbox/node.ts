@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { hostName } from './access.js';
 
 type Handler = (request: Request, info?: { remoteAddress?: string | undefined }) => Promise<Response>;
 
@@ -19,6 +21,54 @@ const REASONS: Record<number, string> = {
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
 };
+
+/**
+ * How much of a refused body is still read (and dropped) after the 413, and for how long: a client
+ * that is still sending when the connection closes gets a reset (EPIPE, ECONNRESET) instead of the
+ * answer. Past either bound the connection is closed anyway.
+ */
+const DRAIN_BYTES = 64 * 1_048_576;
+const DRAIN_MS = 10_000;
+
+/** A raw HTTP/1.1 answer with the envelope, for a connection that closes after it. */
+function rawAnswer(status: number, body: string): string {
+  return `HTTP/1.1 ${status} ${REASONS[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}
+
+/**
+ * Answers 413 and closes the connection only once the client has sent its body (within the
+ * bounds above). Written on the socket rather than through `response`: Node closes the connection
+ * as soon as an answer with `connection: close` is out, while the client is still sending.
+ */
+function refuseBody(message: IncomingMessage, body: string): void {
+  const socket = message.socket;
+  socket.end(rawAnswer(413, body));
+  const timer = setTimeout(() => socket.destroy(), DRAIN_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  let drained = 0;
+  message.on('data', (chunk: Buffer) => {
+    drained += chunk.byteLength;
+    if (drained > DRAIN_BYTES) socket.destroy();
+  });
+  // The whole body is in: close once the answer is flushed.
+  if (message.readableEnded) socket.destroySoon();
+  else message.once('end', () => socket.destroySoon());
+  message.resume();
+}
+
+/** The names a `Host` may give for `host`: the address itself, and this machine's addresses when it is a wildcard. */
+function ownHosts(host: string): string[] {
+  const wildcard = host === '0.0.0.0' || host === '::' || host === '[::]';
+  const addresses = wildcard
+    ? Object.values(networkInterfaces())
+        .flat()
+        .map((entry) => (entry?.family === 'IPv6' ? `[${entry.address}]` : (entry?.address ?? '')))
+    : [];
+  return [host.includes(':') && !host.startsWith('[') ? `[${host}]` : host, ...addresses]
+    .map((name) => hostName(name))
+    .filter((name) => name !== undefined);
+}
 
 /** Reads a Node request into a fetch `Request`; `complete` is false when the body was cut at the limit. */
 async function toRequest(
@@ -57,13 +107,11 @@ async function toRequest(
   return { request: new Request(new URL(message.url ?? '/', origin), init), complete };
 }
 
-async function send(response: Response, target: ServerResponse, complete: boolean): Promise<void> {
+async function send(response: Response, target: ServerResponse): Promise<void> {
   target.statusCode = response.status;
   response.headers.forEach((value, name) => {
     target.setHeader(name, value);
   });
-  // A body left unread cannot be skipped on a kept-alive connection: close it after the answer.
-  if (!complete) target.setHeader('connection', 'close');
   if (!response.headers.get('content-type')?.startsWith('text/event-stream') || !response.body) {
     target.end(Buffer.from(await response.arrayBuffer()));
     return;
@@ -81,13 +129,17 @@ async function send(response: Response, target: ServerResponse, complete: boolea
 }
 
 /** Serves a fetch-standard handler with `node:http` on `host:port`. */
-export async function serveNode(handle: Handler, options: ServeOptions): Promise<{ baseUrl: string; close(): Promise<void> }> {
+export async function serveNode(
+  handle: Handler,
+  options: ServeOptions,
+): Promise<{ baseUrl: string; hosts: string[]; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
-  const server = createServer((message, response) => {
-    // A body declared over the limit is refused before any of it is read: the client need not send it.
-    if (Number(message.headers['content-length'] ?? 0) > options.maxBodyBytes) {
-      const body = options.failure(413, `Request body larger than ${options.maxBodyBytes} bytes`);
-      response.writeHead(413, {
+  const tooLarge = () => options.failure(413, `Request body larger than ${options.maxBodyBytes} bytes`);
+  // Node's own check of a missing Host answers a bare 400: the sandbox answers it with the envelope.
+  const server = createServer({ requireHostHeader: false }, (message, response) => {
+    if (message.httpVersion === '1.1' && message.headers.host === undefined) {
+      const body = options.failure(400, 'Host header is required (HTTP/1.1)');
+      response.writeHead(400, {
         'content-type': 'application/json; charset=utf-8',
         'content-length': Buffer.byteLength(body),
         connection: 'close',
@@ -95,13 +147,17 @@ export async function serveNode(handle: Handler, options: ServeOptions): Promise
       response.end(body);
       return;
     }
+    // A body declared over the limit is refused at once: the answer does not wait for the body.
+    if (Number(message.headers['content-length'] ?? 0) > options.maxBodyBytes) return refuseBody(message, tooLarge());
     // Aborted when the client goes away: a long answer (an event stream) stops with it.
     const gone = new AbortController();
     response.once('close', () => gone.abort());
     toRequest(message, baseUrl, options.maxBodyBytes, gone.signal)
       .then(
         ({ request, complete }) =>
-          handle(request, { remoteAddress: message.socket.remoteAddress }).then((answer) => send(answer, response, complete)),
+          complete
+            ? handle(request, { remoteAddress: message.socket.remoteAddress }).then((answer) => send(answer, response))
+            : refuseBody(message, tooLarge()),
         // A method or target fetch's Request refuses (TRACE, a malformed authority): the client's fault.
         () => {
           response.statusCode = 400;
@@ -122,10 +178,7 @@ export async function serveNode(handle: Handler, options: ServeOptions): Promise
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-    const body = options.failure(status, status === 431 ? 'Request URL or headers too large' : 'Malformed HTTP request');
-    socket.end(
-      `HTTP/1.1 ${status} ${REASONS[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    );
+    socket.end(rawAnswer(status, options.failure(status, status === 431 ? 'Request URL or headers too large' : 'Malformed HTTP request')));
   });
   server.on('connection', (socket) => {
     sockets.add(socket);
@@ -140,6 +193,7 @@ export async function serveNode(handle: Handler, options: ServeOptions): Promise
   const baseUrl = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${boundPort}`;
   return {
     baseUrl,
+    hosts: ownHosts(options.host),
     close: () =>
       new Promise<void>((resolve) => {
         for (const socket of sockets) socket.destroy();

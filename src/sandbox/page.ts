@@ -470,12 +470,16 @@ function messagePage(status: number, locale: PageLocale, title: string, message:
   });
 }
 
-/** A 303 to the shop, where no message is needed: the payment completed, or the customer cancelled it. */
+/**
+ * A 303 to the shop, where no message is needed: the payment completed, or the customer cancelled it.
+ * `Location` carries the URL serialized by the URL parser (punycode host, percent-encoded path and
+ * query): ASCII only, as a header must be, whatever the shop sent.
+ */
 function seeOther(target: string): Response {
   return new Response(null, {
     status: 303,
     headers: {
-      location: target,
+      location: new URL(target).href,
       'cache-control': 'no-store',
       'referrer-policy': 'no-referrer',
       'x-content-type-options': 'nosniff',
@@ -551,6 +555,8 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   const environment: Environment = match[1] === 'pay-external-test' ? 'test' : 'live';
   // Read before the session: from here on nothing awaits until the session's change is committed.
   const form = request.method === 'POST' ? readForm(await readText(request, context.maxBodyBytes)) : undefined;
+  // The signer of urlOk's data, loaded before any change: the answer after a commit cannot fail on it.
+  if (form) await import('jose');
   const session = context.service.sessionByToken(environment, match[2] ?? '');
   if (!session) {
     const locale = requestLocale(request);
@@ -572,8 +578,10 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   if (session.status !== 'pending') return finished(session, context, form.action === 'cancel' && session.status === 'cancelled');
   context.store.transaction(() => context.service.opened(session));
   if (form.action === 'cancel') {
+    // Built before the commit: once the session is cancelled, answering cannot fail.
+    const toShop = seeOther(session.urlKo);
     context.store.transaction(() => context.service.cancel(session));
-    return finished(session, context, true);
+    return toShop;
   }
   const errors = checkCardForm(form, new Date(context.clock.now()));
   if (Object.keys(errors).length > 0) {

@@ -27,6 +27,8 @@ export const SANDBOX_CODES = {
   bodyTooLarge: 19413,
   /** 415: a POST whose `Content-Type` is not JSON. */
   unsupportedMediaType: 19415,
+  /** 421: the request's `Host` does not name this sandbox (a DNS-rebinding page, say). */
+  misdirected: 19421,
   /** 431: the URL or the headers are too long. */
   headersTooLarge: 19431,
   /** 500: a fault of the sandbox itself. */

@@ -327,15 +327,20 @@ export class SandboxStore {
       { name: 'payment_reference', of: (record) => deliveryPaymentReference(record) },
       { name: 'created_at', of: (record) => record.createdAt },
     ]);
-    this.transaction(() => {
-      for (const [index, sql] of MIGRATIONS.entries()) if (index >= version) this.#db.exec(sql);
-      this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
-      if (legacy && version === 0) {
-        this.#importLegacy(legacy);
-        this.#db.exec(SESSION_ENDS);
-      }
-    });
-    this.runs = this.#bump('runs');
+    try {
+      this.transaction(() => {
+        for (const [index, sql] of MIGRATIONS.entries()) if (index >= version) this.#db.exec(sql);
+        this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`);
+        if (legacy && version === 0) {
+          this.#importLegacy(legacy);
+          this.#db.exec(SESSION_ENDS);
+        }
+      });
+      this.runs = this.#bump('runs');
+    } catch (error) {
+      this.#db.close();
+      throw this.damage(error) ?? error;
+    }
   }
 
   readonly #watchers = new Set<() => void>();
@@ -376,7 +381,12 @@ export class SandboxStore {
       if (this.#watchers.size > 0 && this.#totalChanges() !== before) for (const watcher of this.#watchers) watcher();
       return result;
     } catch (error) {
-      this.statement('ROLLBACK').run();
+      // A rollback that fails too (a damaged file) must not hide the first error.
+      try {
+        this.statement('ROLLBACK').run();
+      } catch {
+        // the first error says more
+      }
       throw error;
     } finally {
       this.#depth--;
@@ -532,6 +542,18 @@ export class SandboxStore {
     };
   }
 
+  /**
+   * The error SQLite raised on a damaged file (SQLITE_CORRUPT, SQLITE_NOTADB), restated with the
+   * file's name and what to do; `undefined` for any other error.
+   */
+  damage(error: unknown): SandboxStoreError | undefined {
+    if (!isDamage(error)) return undefined;
+    return new SandboxStoreError(
+      this.location,
+      `The sandbox database ${this.location} is damaged (${reason(error)}): stop the sandbox, move the file aside (mv ${this.location} ${this.location}.broken) and start it again. \`payment-service-sdk sandbox --check --data-dir DIR\` verifies a file.`,
+    );
+  }
+
   close(): void {
     this.#db.close();
   }
@@ -611,6 +633,44 @@ interface LegacyState {
     attempts: { at: number; status: number | null; error: string | null }[];
   })[];
   counters?: { reference?: number; lastTimestamp?: number };
+}
+
+/** SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB. */
+const DAMAGE_CODES = new Set([11, 26]);
+
+function isDamage(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof code === 'number' && DAMAGE_CODES.has(code & 0xff);
+}
+
+/** What `PRAGMA integrity_check` found in a store file: nothing when it is sound. */
+export interface StoreCheck {
+  /** The file checked, `DIR/sandbox.db`. */
+  location: string;
+  /** SQLite's findings, at most 20; empty when the whole file is sound. */
+  problems: string[];
+}
+
+/**
+ * Verifies every page of `dataDir/sandbox.db` (`PRAGMA integrity_check`), changing nothing; the
+ * start-up of a sandbox reads only the first page. Throws {@link SandboxStoreError} when there is
+ * no such file.
+ */
+export function checkStore(dataDir: string): StoreCheck {
+  const location = `${dataDir.replace(/\/+$/, '') || '/'}/${DATABASE_FILE}`;
+  if (!nodeFs().existsSync(location)) throw new SandboxStoreError(location, `No sandbox database at ${location}`);
+  const { DatabaseSync } = loadSqlite();
+  let db: Database | undefined;
+  try {
+    db = new DatabaseSync(location, { timeout: 5_000 });
+    const rows = db.prepare('PRAGMA integrity_check(20)').all();
+    const problems = rows.map((row) => String(Object.values(row)[0])).filter((text) => text !== 'ok');
+    return { location, problems };
+  } catch (error) {
+    return { location, problems: [reason(error)] };
+  } finally {
+    db?.close();
+  }
 }
 
 function reason(error: unknown): string {

@@ -91,8 +91,18 @@ export function amountOf(body: Body, required: boolean): StoredAmount | null {
   return { value, currency };
 }
 
+/** Whether `text` holds a C0 control, DEL or a C1 control: never part of a URL the sandbox later sends in a `Location`. */
+function hasControlCharacter(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
+
 export function httpUrl(body: Body, field: string): string {
   const value = requiredString(body, field);
+  if (hasControlCharacter(value)) throw invalid(`${field} must not contain control characters (CR, LF, tab, ...)`);
   try {
     const url = new URL(value);
     if (url.protocol === 'http:' || url.protocol === 'https:') return value;

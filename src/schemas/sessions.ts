@@ -26,7 +26,25 @@ export const PAYMENT_STATUSES = ['AUTHORISED'] as const;
 /** Documented payment attempt statuses (the reference shows only `authorised`). */
 export const ATTEMPT_STATUSES = ['authorised'] as const;
 
-const httpUrl = z.url({ protocol: /^https?$/, error: expects('must be an absolute http(s) URL') });
+/** Whether `text` holds a C0 control, DEL or a C1 control: the URL parser would drop or encode them, so the URL sent is not the one given. */
+function hasControlCharacter(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || (code >= 0x7f && code <= 0x9f)) return true;
+  }
+  return false;
+}
+
+// Checked before the URL format: zod's URL check silently strips tabs and newlines.
+const httpUrl = z.pipe(
+  z.string({ error: expects('must be an absolute http(s) URL') }).check(
+    z.refine((value) => !hasControlCharacter(value), {
+      error: 'must not contain control characters (CR, LF, tab, ...)',
+      abort: true,
+    }),
+  ),
+  z.url({ protocol: /^https?$/, error: expects('must be an absolute http(s) URL') }),
+);
 
 function isBcp47(tag: string): boolean {
   try {

@@ -2,12 +2,14 @@
  * `npx payment-service-sdk sandbox`: the built CLI (dist/cli.cjs) run with this Node, on 127.0.0.1.
  * One JSON line on stdout, a banner on stderr, clean exit on SIGINT/SIGTERM, `--data-dir` persistence.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeRedirectData, PaymentClient } from '../../src/index.js';
+import { createSandbox } from '../../src/sandbox/index.js';
 import { type Banner, buildOnce, killAll, run, startCli, stderrContains, stop } from './cli-process.js';
 import { type Receiver, sessionParams, startReceiver, submitForm, URL_OK } from './support.js';
 
@@ -264,4 +266,186 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     second.child.kill('SIGTERM');
     expect((await second.exit).code).toBe(0);
   });
+});
+
+/** A GET on the sandbox's port at 127.0.0.1, with `headers`, not following redirects. */
+function local(info: Banner, path: string, headers: Record<string, string> = {}): Promise<Response> {
+  const { port } = new URL(info.baseUrl);
+  return fetch(`http://127.0.0.1:${port}${path}`, { headers, redirect: 'manual' });
+}
+
+describe('payment-service-sdk sandbox beyond loopback, --allowed-host, a port in use', () => {
+  it('--host 0.0.0.0 warns, uses random keys and secrets, and opens the dashboard only with the token printed once', async () => {
+    const running = await startCli(['--host', '0.0.0.0']);
+    await stderrContains(running, 'Press Ctrl+C');
+    const stderr = running.stderr();
+    expect(stderr).toMatch(/^Warning: listening on 0\.0\.0\.0, beyond loopback/);
+    const { keys, clientSecrets } = running.info;
+    for (const value of [keys.test, keys.live, clientSecrets.test, clientSecrets.live]) {
+      expect(value).not.toMatch(/_sandbox$/);
+      expect(value).toMatch(/^(sk|cs)_(test|live)_[\w-]{24}$/);
+    }
+    // The well-known key is refused; the printed one works.
+    const control = (key: string) => local(running.info, '/_sandbox/clock', { 'x-api-key': key });
+    expect((await control('sk_test_sandbox')).status).toBe(403);
+    expect((await control(keys.test)).status).toBe(200);
+
+    const link = /dashboard (http:\/\/\S+\/\?token=([\w-]+)) /.exec(stderr);
+    expect(link, stderr).not.toBeNull();
+    const token = link?.[2] ?? '';
+    expect(stderr.split(token)).toHaveLength(2);
+    expect(running.stdout()).not.toContain(token);
+
+    const refused = await local(running.info, '/');
+    expect(refused.status).toBe(401);
+    expect(await refused.text()).not.toMatch(/name="token"/);
+    expect((await local(running.info, '/?token=wrong')).status).toBe(401);
+    const first = await local(running.info, `/test/sessions?status=pending&token=${token}`);
+    expect(first.status).toBe(303);
+    expect(first.headers.get('location')).toBe('/test/sessions?status=pending');
+    const cookie = first.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Strict/);
+    const withCookie = await local(running.info, '/', { cookie: cookie.split(';')[0] ?? '' });
+    expect(withCookie.status).toBe(200);
+    expect(await withCookie.text()).toMatch(/name="token"/);
+    expect(await stop(running)).toEqual({ code: 0, signal: null });
+  });
+
+  it('--host 0.0.0.0 keeps keys and secrets given on the command line', async () => {
+    const running = await startCli(['--host', '0.0.0.0', '--test-key', 'tk_given', '--live-secret', 'ls_given']);
+    expect(running.info.keys.test).toBe('tk_given');
+    expect(running.info.clientSecrets.live).toBe('ls_given');
+    expect(running.info.keys.live).not.toBe('sk_live_sandbox');
+    await stop(running);
+  });
+
+  it('on loopback: no warning, the documented keys, the dashboard open without a token', async () => {
+    const running = await startCli([]);
+    await stderrContains(running, 'Press Ctrl+C');
+    expect(running.stderr()).not.toMatch(/Warning|token=/);
+    expect(running.info.keys).toEqual({ test: 'sk_test_sandbox', live: 'sk_live_sandbox' });
+    expect((await local(running.info, '/')).status).toBe(200);
+    await stop(running);
+  });
+
+  it('--allowed-host NAME answers that Host, any other name gets 421', async () => {
+    const running = await startCli(['--allowed-host', 'sandbox.shop.test']);
+    const terminals = `/external/v1/test/pos/terminals?webcode=${running.info.webcode}`;
+    const key = { 'x-api-key': running.info.keys.test };
+    // fetch will not set Host: a raw request does.
+    const withHost = (host: string) =>
+      new Promise<number>((done, fail) => {
+        const { port } = new URL(running.info.baseUrl);
+        const socket = connect(Number(port), '127.0.0.1', () =>
+          socket.end(`GET ${terminals} HTTP/1.1\r\nhost: ${host}\r\nx-api-key: ${key['x-api-key']}\r\nconnection: close\r\n\r\n`),
+        );
+        let text = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        socket.on('close', () => done(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0)));
+        socket.on('error', fail);
+      });
+    expect(await withHost('sandbox.shop.test:4010')).toBe(200);
+    expect(await withHost('other.shop.test')).toBe(421);
+    await stop(running);
+  });
+
+  it('refuses an empty key or secret with one line, exit 2', async () => {
+    const started = run(['sandbox', '--port', '0', '--test-secret', '']);
+    expect((await started.exit).code).toBe(2);
+    expect(started.stderr()).toBe('payment-service-sdk: --test-secret must not be empty (see --help)\n');
+  });
+
+  it('a port in use: one line naming the port and --port, exit 1, no stack trace', async () => {
+    const blocker = createServer();
+    await new Promise<void>((done) => blocker.listen(0, '127.0.0.1', done));
+    const { port } = blocker.address() as { port: number };
+    try {
+      const started = run(['sandbox', '--port', String(port)]);
+      expect((await started.exit).code).toBe(1);
+      expect(started.stderr()).toBe(`payment-service-sdk: port ${port} is in use: pick another with --port\n`);
+      expect(started.stdout()).toBe('');
+    } finally {
+      await new Promise<void>((done) => blocker.close(() => done()));
+    }
+  });
+});
+
+describe('a database damaged past its first page', () => {
+  /** A data dir holding `count` sessions, made in this process and closed. */
+  async function filledDir(count: number): Promise<string> {
+    const dir = mkdtempSync(join(tmpdir(), 'sandbox-cli-damage-'));
+    temporary.push(dir);
+    const sandbox = createSandbox({ dataDir: dir });
+    const url = `${sandbox.baseUrl}/external/v1/test/payment/session`;
+    for (let index = 0; index < count; index++) {
+      const response = await sandbox.handle(
+        new Request(url, {
+          method: 'POST',
+          headers: { 'x-api-key': sandbox.keys.test, 'content-type': 'application/json' },
+          body: JSON.stringify({ webcode: sandbox.webcode, ...sessionParams, customReference: `order-${index}` }),
+        }),
+      );
+      if (response.status !== 201) throw new Error(`session ${index}: ${response.status}`);
+    }
+    await sandbox.close();
+    return dir;
+  }
+
+  /** Overwrites the header of the first and last leaf pages of the sessions table with 0xFF. */
+  function damageSessions(file: string): number[] {
+    const db = new DatabaseSync(file);
+    const pageSize = Number(db.prepare('PRAGMA page_size').get()?.page_size);
+    const leaves = db
+      .prepare("SELECT pageno FROM dbstat WHERE name = 'sessions' AND pagetype = 'leaf' ORDER BY path")
+      .all()
+      .map((row) => Number(row.pageno));
+    db.close();
+    const pages = [leaves[0] ?? 0, leaves.at(-1) ?? 0];
+    const handle = openSync(file, 'r+');
+    for (const page of pages) writeSync(handle, Buffer.alloc(16, 0xff), 0, 16, (page - 1) * pageSize);
+    closeSync(handle);
+    return pages;
+  }
+
+  it('sandbox --check says OK in one line on a sound file, and exits 2 without --data-dir', async () => {
+    const dir = await filledDir(10);
+    const sound = run(['sandbox', '--check', '--data-dir', dir]);
+    expect((await sound.exit).code).toBe(0);
+    expect(sound.stdout()).toBe(`${join(dir, 'sandbox.db')}: OK (every page checked)\n`);
+    const missing = run(['sandbox', '--check']);
+    expect((await missing.exit).code).toBe(2);
+    expect(missing.stderr()).toMatch(/--check needs --data-dir/);
+  });
+
+  it('starts, answers every listing with a 500 naming the file and what to do, says it once on stderr; --check exits 1', async () => {
+    const dir = await filledDir(3_000);
+    const file = join(dir, 'sandbox.db');
+    const pages = damageSessions(file);
+    expect(Math.min(...pages)).toBeGreaterThan(1);
+
+    const running = await startCli(['--data-dir', dir]);
+    const client = clientOf(running.info);
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const answer = await fetch(`${running.info.baseUrl}/external/v1/test/payment/sessions?webcode=${running.info.webcode}`, {
+        headers: { 'x-api-key': running.info.keys.test },
+      });
+      expect(answer.status).toBe(500);
+      const { error } = (await answer.json()) as { error: { message: string; code: number } };
+      expect(error.code).toBe(19500);
+      expect(error.message).toBe(
+        `Sandbox error: The sandbox database ${file} is damaged (database disk image is malformed): stop the sandbox, move the file aside (mv ${file} ${file}.broken) and start it again. \`payment-service-sdk sandbox --check --data-dir DIR\` verifies a file.`,
+      );
+    }
+    await expect(client.sessions.list().toArray()).rejects.toThrow(/is damaged/);
+    await stderrContains(running, 'is damaged');
+    expect(running.stderr().split(`The sandbox database ${file} is damaged`)).toHaveLength(2);
+    expect(running.stderr()).toMatch(/move the file aside/);
+    await stop(running);
+
+    const checked = run(['sandbox', '--check', '--data-dir', dir]);
+    expect((await checked.exit).code).toBe(1);
+    expect(checked.stderr()).toMatch(new RegExp(`^payment-service-sdk: ${file.replaceAll('/', '\\/')} is damaged: .+ move the file aside`));
+    expect(checked.stdout()).toBe('');
+  }, 60_000);
 });

@@ -179,6 +179,41 @@ describe('dashboard actions without JavaScript', () => {
     expect((await fetch(`${sandbox.baseUrl}/_dashboard/actions/expire`)).status).toBe(405);
   });
 
+  it.each([
+    '/.//evil.example/',
+    '/%2e//evil.example/',
+    '/%2E//evil.example/x?y=1',
+    '/x/..//evil.example/',
+    '/x/%2e%2e//evil.example/',
+    '//evil.example/',
+    '/\\evil.example/',
+    '/\\/evil.example/',
+    '/./\\evil.example/',
+    'https://evil.example/',
+    'http://127.0.0.1:1/',
+    '\\\\evil.example/',
+    'evil.example',
+  ])('sends returnTo %s back to / (never off-site)', async (returnTo) => {
+    const { sandbox } = await start();
+    const answer = await post(sandbox, 'advance', { duration: '1s', returnTo });
+    expect(answer.status).toBe(303);
+    const location = answer.headers.get('location') ?? '';
+    expect(location).toMatch(/^\/\?notice=/);
+    expect(new URL(location, sandbox.baseUrl).origin).toBe(new URL(sandbox.baseUrl).origin);
+  });
+
+  it('follows a returnTo on the sandbox, normalised: dot segments resolved, query kept', async () => {
+    const { sandbox } = await start();
+    for (const [returnTo, path] of [
+      ['/test/sessions?status=pending', '/test/sessions?status=pending&notice='],
+      ['/test/x/../sessions', '/test/sessions?notice='],
+      ['/test/./pos-payments?notice=old', '/test/pos-payments?notice='],
+    ] as const) {
+      const answer = await post(sandbox, 'advance', { duration: '1s', returnTo });
+      expect(answer.headers.get('location')?.startsWith(path), `${returnTo} gave ${answer.headers.get('location')}`).toBe(true);
+    }
+  });
+
   it('adds and removes a webhook URL from the overview', async () => {
     const { sandbox } = await start();
     await post(sandbox, 'add-webhook-url', { url: 'http://127.0.0.1:3000/webhooks', returnTo: '/' });
@@ -309,5 +344,45 @@ describe('dashboard live stream', () => {
     expect(text).toMatch(/event: change\ndata: \d+\n\n/);
     aborter.abort();
     await reader.cancel().catch(() => undefined);
+  });
+});
+
+describe('dashboard access token (dashboardToken)', () => {
+  it('answers 401 without the token, sets an HttpOnly SameSite=Strict cookie from ?token= and serves the cookie', async () => {
+    const { sandbox, test } = await start({ dashboardToken: 'tok-123' });
+    const session = await test.sessions.create({ ...sessionParams });
+    for (const path of [
+      '/',
+      '/test/sessions',
+      `/test/sessions/${session.sessionId}`,
+      '/_dashboard/events',
+      '/?token=tok-12',
+      '/?token=tok-1234',
+    ]) {
+      const answer = await page(sandbox, path);
+      expect(answer.status, path).toBe(401);
+      expect(answer.html).not.toMatch(/name="token"/);
+      expect(answer.html).not.toContain(session.sessionId);
+    }
+    const forged = await fetch(`${sandbox.baseUrl}/_dashboard/actions/reset`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'token=x',
+      redirect: 'manual',
+    });
+    expect(forged.status).toBe(401);
+    expect(sandbox.records.counts().sessions).toBe(1);
+
+    const entry = await page(sandbox, `/test/sessions?token=tok-123&status=pending`);
+    expect(entry.status).toBe(303);
+    expect(entry.headers.get('location')).toBe('/test/sessions?status=pending');
+    expect(entry.headers.get('set-cookie')).toBe('sandbox_dashboard=tok-123; Path=/; HttpOnly; SameSite=Strict');
+    const withCookie = await fetch(`${sandbox.baseUrl}/test/sessions/${session.sessionId}`, {
+      headers: { cookie: 'other=1; sandbox_dashboard=tok-123' },
+    });
+    expect(withCookie.status).toBe(200);
+    expect(await withCookie.text()).toContain(session.sessionId);
+    // The payment page is the shopper's, not the dashboard's: no token needed.
+    expect((await fetch(session.paymentUrl)).status).toBe(200);
   });
 });

@@ -6,7 +6,7 @@
  */
 import { connect } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type ManualClock, manualClock, SANDBOX_CODES, type Sandbox, seededRandom } from '../../src/sandbox/index.js';
+import { createSandbox, type ManualClock, manualClock, SANDBOX_CODES, type Sandbox, seededRandom } from '../../src/sandbox/index.js';
 import { isIsoDateTime } from '../../src/schemas/dates.js';
 import { TEST_CARDHOLDER_NAMES } from '../../src/testing/index.js';
 import { failureOf, paidSession, type RawResult, raw, type Started, sessionParams, submitForm, URL_KO, useSandboxes } from './support.js';
@@ -121,6 +121,71 @@ function rawHttp(baseUrl: string, head: string, body: Buffer | string = '', wait
   });
 }
 
+/**
+ * Sends `head` and `body` in full before it reads the answer, as curl or fetch do: `error` is the
+ * socket error (EPIPE, ECONNRESET) if the connection broke before the body was written and the
+ * answer read.
+ */
+function sendInFull(baseUrl: string, head: string, body: Buffer): Promise<RawHttpAnswer & { error: string | undefined }> {
+  const { port } = new URL(baseUrl);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let error: string | undefined;
+    let written = false;
+    let answered = false;
+    let done = false;
+    const finish = () => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of text.slice(0, Math.max(0, split)).split('\r\n').slice(1)) {
+        const colon = line.indexOf(':');
+        if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text.slice(split + 4));
+      } catch {
+        parsed = text.slice(split + 4);
+      }
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0), headers, body: parsed, closed: true, error });
+    };
+    const timer = setTimeout(finish, 20_000);
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      const text = Buffer.concat(chunks).toString('utf8');
+      const split = text.indexOf('\r\n\r\n');
+      const length = /\r\ncontent-length:\s*(\d+)/i.exec(text.slice(0, split))?.[1];
+      answered = split >= 0 && length !== undefined && Buffer.byteLength(text.slice(split + 4)) >= Number(length);
+      if (answered && written) finish();
+    });
+    socket.on('error', (caught: NodeJS.ErrnoException) => {
+      error ??= caught.code ?? caught.message;
+      finish();
+    });
+    socket.on('close', finish);
+    socket.write(head);
+    // In 1 MB pieces with a pause between them, as a client on a real network sends: the answer
+    // comes before the body is all out.
+    const sendFrom = (offset: number) => {
+      if (done) return;
+      const end = Math.min(body.byteLength, offset + 1_000_000);
+      socket.write(body.subarray(offset, end), (failed) => {
+        if (failed) return;
+        if (end < body.byteLength) return void setTimeout(() => sendFrom(end), 5);
+        written = true;
+        if (answered) finish();
+      });
+    };
+    sendFrom(0);
+  });
+}
+
 function rawResultOf(answer: RawHttpAnswer): RawResult {
   return { status: answer.status, headers: new Headers(answer.headers), body: answer.body };
 }
@@ -180,7 +245,7 @@ describe('request body size', () => {
     const answer = await post(sandbox, SESSION_PATH, sessionBodyOf(sandbox, 10_000_000), JSON_TYPE);
     expect(Date.now() - started).toBeLessThan(5_000);
     expectFailure(answer, 413, 19413);
-    // The rest of the body was never read: the connection cannot be reused.
+    // The body was dropped, not parsed: the connection is not reused.
     expect(answer.headers.get('connection')).toBe('close');
     expect(sandbox.records.counts().sessions).toBe(before);
 
@@ -835,5 +900,181 @@ describe('nothing a client sends makes a 500', () => {
     expect(answer.status).toBeGreaterThanOrEqual(400);
     expect(answer.status, JSON.stringify(answer.body)).toBeLessThan(500);
     expectFailure(rawResultOf(answer), answer.status);
+  });
+});
+
+describe("shop URLs in the page's redirects", () => {
+  let ctx: Started;
+  beforeAll(async () => {
+    ctx = await start();
+  });
+  const IDN_HOST = 'xn--r8jz45g.example';
+
+  it.each([
+    ['CR/LF', 'https://shop.example/ko\r\nSet-Cookie: a=b'],
+    ['a tab', 'https://shop.example/k\to'],
+    ['NUL', 'https://shop.example/ko\u0000'],
+    ['DEL', 'https://shop.example/ko\u007f'],
+    ['a C1 control (NEL)', 'https://shop.example/ko\u0085'],
+  ])('refuses a urlKo or urlOk with %s at creation with 400 / 12001, creating nothing', async (_name, url) => {
+    const { sandbox } = ctx;
+    const before = sandbox.records.counts().sessions;
+    for (const field of ['urlKo', 'urlOk']) {
+      const answer = await raw(sandbox, 'POST', '/payment/session', { body: { ...sessionParams, [field]: url } });
+      expect(expectFailure(answer, 400, 12001).message).toBe(`${field} must not contain control characters (CR, LF, tab, ...)`);
+    }
+    expect(sandbox.records.counts().sessions).toBe(before);
+  });
+
+  it('cancels to a non-ASCII urlKo with its ASCII form in Location (punycode host, percent-encoded path)', async () => {
+    const { sandbox } = ctx;
+    const created = await raw(sandbox, 'POST', '/payment/session', { body: { ...sessionParams, urlKo: 'https://例え.example/k€o?q=é' } });
+    expect(created.status).toBe(201);
+    const answer = await submitForm(created.body.data.paymentUrl, { action: 'cancel' });
+    expect(answer.status).toBe(303);
+    expect(answer.headers.get('location')).toBe(`https://${IDN_HOST}/k%E2%82%ACo?q=%C3%A9`);
+    expect(sandbox.records.session(created.body.data.sessionId)?.status).toBe('cancelled');
+    // A second cancel (a double click) is sent back the same way; the stored URL is the one sent.
+    const again = await submitForm(created.body.data.paymentUrl, { action: 'cancel' });
+    expect(again.headers.get('location')).toBe(`https://${IDN_HOST}/k%E2%82%ACo?q=%C3%A9`);
+    expect(sandbox.records.session(created.body.data.sessionId)?.urlKo).toBe('https://例え.example/k€o?q=é');
+  });
+
+  it('refuses an empty client secret at creation: it could not sign the redirect of a payment already made', () => {
+    expect(() => createSandbox({ clientSecrets: { test: '' } })).toThrow('clientSecrets must not be empty strings');
+  });
+
+  it('pays to a non-ASCII urlOk that has a query: ASCII Location, data appended to the query', async () => {
+    const { sandbox } = ctx;
+    const created = await raw(sandbox, 'POST', '/payment/session', {
+      body: { ...sessionParams, urlOk: 'https://例え.example/ok€?order=42' },
+    });
+    expect(created.status).toBe(201);
+    const answer = await submitForm(created.body.data.paymentUrl);
+    expect(answer.status).toBe(303);
+    const location = answer.headers.get('location') ?? '';
+    expect(location).toMatch(new RegExp(`^https://${IDN_HOST}/ok%E2%82%AC\\?order=42&data=[\\w-]+\\.[\\w-]+\\.[\\w-]+$`));
+    expect(sandbox.records.session(created.body.data.sessionId)?.status).toBe('completed');
+  });
+});
+
+describe('bodies over the limit and requests without a Host are answered with the envelope', () => {
+  let ctx: Started;
+  beforeAll(async () => {
+    ctx = await start();
+  });
+
+  it.each([
+    ['the API', SESSION_PATH],
+    ['the control API', '/_sandbox/reset'],
+  ])('20 concurrent clients sending a 10 MB body declared in content-length to %s all read the 413 envelope', async (_name, path) => {
+    const { sandbox } = ctx;
+    await raw(sandbox, 'POST', '/payment/session', { body: { ...sessionParams } });
+    const before = sandbox.records.counts().sessions;
+    const body = Buffer.alloc(10_000_000, 'a');
+    const head = `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${sandbox.keys.test}\r\ncontent-type: application/json\r\ncontent-length: ${body.byteLength}\r\n\r\n`;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => sendInFull(sandbox.baseUrl, head, body)));
+    expect(answers.map((answer) => answer.error ?? answer.status)).toEqual(Array(20).fill(413));
+    for (const answer of answers) {
+      expectFailure(rawResultOf(answer), 413, SANDBOX_CODES.bodyTooLarge);
+      expect(answer.headers.connection).toBe('close');
+    }
+    // Nothing ran: not the reset, not a session.
+    expect(sandbox.records.counts().sessions).toBe(before);
+  });
+
+  it('20 concurrent clients streaming a 10 MB chunked body (no length declared) all read the 413 envelope', async () => {
+    const { sandbox } = ctx;
+    const chunk = Buffer.alloc(1_000_000, 'a');
+    const body = Buffer.concat([
+      ...Array.from({ length: 10 }, () => Buffer.concat([Buffer.from(`${chunk.byteLength.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])),
+      Buffer.from('0\r\n\r\n'),
+    ]);
+    const head = `POST ${SESSION_PATH} HTTP/1.1\r\nhost: 127.0.0.1\r\nx-api-key: ${sandbox.keys.test}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n`;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => sendInFull(sandbox.baseUrl, head, body)));
+    expect(answers.map((answer) => answer.error ?? answer.status)).toEqual(Array(20).fill(413));
+    for (const answer of answers) expectFailure(rawResultOf(answer), 413, SANDBOX_CODES.bodyTooLarge);
+  });
+
+  it('answers an HTTP/1.1 request with no Host header with 400 and the envelope', async () => {
+    const { sandbox } = ctx;
+    for (const path of [`/external/v1/test/pos/terminals?webcode=${sandbox.webcode}`, '/_sandbox/clock', '/']) {
+      const answer = await rawHttp(sandbox.baseUrl, `GET ${path} HTTP/1.1\r\nx-api-key: ${sandbox.keys.test}\r\n\r\n`);
+      expect(expectFailure(rawResultOf(answer), 400, 12001).message).toBe('Host header is required (HTTP/1.1)');
+    }
+  });
+});
+
+describe('DNS rebinding: a Host that is not the sandbox’s gets 421', () => {
+  let ctx: Started;
+  beforeAll(async () => {
+    ctx = await start({ allowedHosts: ['payments-sandbox.test:8443'] });
+  });
+
+  /** A GET (or POST with an empty JSON body) with this Host, the Test key and a form-token-free answer read as text. */
+  function withHost(host: string, method: 'GET' | 'POST', path: string): Promise<RawHttpAnswer> {
+    const body = method === 'POST' ? 'content-type: application/json\r\ncontent-length: 2\r\n\r\n{}' : '\r\n';
+    return rawHttp(ctx.sandbox.baseUrl, `${method} ${path} HTTP/1.1\r\nhost: ${host}\r\nx-api-key: ${ctx.sandbox.keys.test}\r\n${body}`);
+  }
+
+  it('refuses /_sandbox/reset with Host: attacker.example and the right key: 421, the envelope, nothing reset', async () => {
+    const { sandbox } = ctx;
+    await raw(sandbox, 'POST', '/payment/session', { body: { ...sessionParams } });
+    const before = sandbox.records.counts().sessions;
+    expect(before).toBeGreaterThan(0);
+    const answer = await withHost('attacker.example', 'POST', '/_sandbox/reset');
+    expect(expectFailure(rawResultOf(answer), 421, SANDBOX_CODES.misdirected).message).toContain('Host attacker.example does not name');
+    expect(sandbox.records.counts().sessions).toBe(before);
+  });
+
+  it.each([
+    'attacker.example',
+    'attacker.example:80',
+    'localhost.attacker.example',
+    '127.0.0.1.nip.io',
+    'payments-sandbox.test.attacker.example',
+  ])('refuses the API and the control API for Host %s with 421 and the envelope', async (host) => {
+    const { sandbox } = ctx;
+    for (const path of [`/external/v1/test/pos/terminals?webcode=${sandbox.webcode}`, '/_sandbox/clock']) {
+      expectFailure(rawResultOf(await withHost(host, 'GET', path)), 421, SANDBOX_CODES.misdirected);
+    }
+  });
+
+  it('answers the dashboard and the payment page with a plain 421 page: no form token, no session', async () => {
+    const { sandbox } = ctx;
+    const created = await raw(sandbox, 'POST', '/payment/session', { body: { ...sessionParams } });
+    const payPath = new URL(created.body.data.paymentUrl).pathname;
+    for (const path of ['/', '/test/sessions', `/test/sessions/${created.body.data.sessionId}`, payPath]) {
+      const answer = await withHost('attacker.example:8080', 'GET', path);
+      expect(answer.status, path).toBe(421);
+      expect(answer.headers['content-type']).toMatch(/^text\/html/);
+      expect(answer.body).toContain('Misdirected request');
+      expect(answer.body).not.toMatch(/name="token"|<form/);
+      expect(answer.body).not.toContain(created.body.data.sessionId);
+    }
+    // The page was not opened: its countdown did not start.
+    expect(sandbox.records.session(created.body.data.sessionId)?.openedAt ?? null).toBeNull();
+  });
+
+  it.each([
+    '127.0.0.1',
+    'localhost:3000',
+    'LOCALHOST',
+    'sandbox.localhost',
+    '[::1]:4010',
+    '127.1.2.3',
+    'payments-sandbox.test',
+    'payments-sandbox.test:9999',
+  ])('serves Host %s (a loopback name, the bound address or a declared host, any port)', async (host) => {
+    const { sandbox } = ctx;
+    const answer = await withHost(host, 'GET', `/external/v1/test/pos/terminals?webcode=${sandbox.webcode}`);
+    expect(answer.status).toBe(200);
+    expect((await withHost(host, 'GET', '/')).status).toBe(200);
+  });
+
+  it('refuses an allowedHosts entry that is not a host name', () => {
+    expect(() => createSandbox({ allowedHosts: ['http://x.example/path'] })).toThrow(
+      /allowedHosts: "http:\/\/x.example\/path" is not a host name/,
+    );
   });
 });

@@ -3,7 +3,7 @@
  * work across restarts, the one-time import of the JSON state of earlier versions, clear errors for
  * damaged files, keyset cursors under concurrent inserts, and `sandbox.records`. Network: 127.0.0.1.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -257,6 +257,40 @@ describe('store: the JSON state of earlier versions', () => {
 });
 
 describe('store: damaged or newer databases', () => {
+  it('refuses a database whose damage start-up meets past the first page, naming the file and what to do', async () => {
+    const dir = tempDir();
+    const sandbox = createSandbox({ dataDir: dir });
+    for (let index = 0; index < 2_000; index++) {
+      const response = await sandbox.handle(
+        new Request(`${sandbox.baseUrl}/external/v1/test/payment/session`, {
+          method: 'POST',
+          headers: { 'x-api-key': sandbox.keys.test, 'content-type': 'application/json', 'idempotency-key': `key-${index}` },
+          body: JSON.stringify({ webcode: sandbox.webcode, ...sessionParams }),
+        }),
+      );
+      expect(response.status).toBe(201);
+    }
+    await sandbox.close();
+    // The index start-up walks to drop old idempotency entries: every one of its pages overwritten.
+    const file = join(dir, 'sandbox.db');
+    const { DatabaseSync } = loadSqlite();
+    const db = new DatabaseSync(file);
+    const pageSize = Number(db.prepare('PRAGMA page_size').get()?.page_size);
+    const pages = db
+      .prepare("SELECT pageno FROM dbstat WHERE name = 'idempotency_by_age'")
+      .all()
+      .map((row) => Number(row.pageno));
+    db.close();
+    expect(Math.min(...pages)).toBeGreaterThan(1);
+    const handle = openSync(file, 'r+');
+    for (const page of pages) writeSync(handle, Buffer.alloc(16, 0xff), 0, 16, (page - 1) * pageSize);
+    closeSync(handle);
+    expect(() => createSandbox({ dataDir: dir })).toThrow(SandboxStoreError);
+    expect(() => createSandbox({ dataDir: dir })).toThrow(
+      `The sandbox database ${file} is damaged (database disk image is malformed): stop the sandbox, move the file aside (mv ${file} ${file}.broken) and start it again.`,
+    );
+  });
+
   it('refuses a file that is not a database, naming it and what to do', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'sandbox.db'), 'this is not a database, just some bytes that are long enough to be read'.repeat(20));
