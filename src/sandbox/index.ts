@@ -35,6 +35,7 @@ export {
 } from './control.js';
 export type {
   AttemptRecord,
+  ControlPayment,
   DeliveryAttempt,
   IdempotencyRecord,
   ModificationRecord as SandboxModification,
