@@ -68,7 +68,12 @@ function linkTo(baseUrl: string, apiKey: string, environment: Environment): Sand
       const envelope = (await response.json().catch(() => ({}))) as Envelope;
       if (!response.ok || envelope.success !== true) {
         const message = typeof envelope.error?.message === 'string' ? envelope.error.message : `HTTP ${response.status}`;
-        throw new SandboxControlError(`The sandbox refused ${method} /_sandbox/${path}: ${message}`, true, response.status, envelope.error?.code);
+        throw new SandboxControlError(
+          `The sandbox refused ${method} /_sandbox/${path}: ${message}`,
+          true,
+          response.status,
+          envelope.error?.code,
+        );
       }
       return envelope.data as T;
     },

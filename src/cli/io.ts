@@ -74,14 +74,23 @@ export function paint(on: boolean, code: number, text: string): string {
   return on ? `\u001b[${code}m${text}\u001b[0m` : text;
 }
 
-/** C0 controls but newline and tab, DEL and C1 controls: what could drive a terminal. */
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-/** The same with newline and tab: inside a table cell or a one-line field. */
-const CONTROLS_AND_BREAKS = /[\u0000-\u001f\u007f-\u009f]/g;
+/** C0 controls, DEL and C1 controls: what could drive a terminal. `lines` spares newline and tab. */
+function isControl(code: number, lines: boolean): boolean {
+  if (lines && (code === 0x0a || code === 0x09)) return false;
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+}
 
-function escaped(char: string): string {
-  const code = char.charCodeAt(0);
+function escaped(code: number): string {
   return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+function escapeWhere(text: string, control: (code: number) => boolean): string {
+  let safe = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    safe += control(code) ? escaped(code) : char;
+  }
+  return safe;
 }
 
 /**
@@ -90,12 +99,12 @@ function escaped(char: string): string {
  * `lines` keeps newlines and tabs (a message of several lines).
  */
 export function terminalSafe(text: string, lines = false): string {
-  return text.replaceAll(lines ? CONTROLS : CONTROLS_AND_BREAKS, escaped);
+  return escapeWhere(text, (code) => isControl(code, lines));
 }
 
 /** JSON as `JSON.stringify` writes it, with DEL and C1 controls escaped too (`\u009b`): the same value, safe to print. */
 export function safeJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replaceAll(/[\u007f-\u009f]/g, escaped);
+  return escapeWhere(JSON.stringify(value, null, indent), (code) => code >= 0x7f && code <= 0x9f);
 }
 
 /** The output formats of data. */
@@ -189,7 +198,13 @@ export function writeRecords(terminal: Terminal, format: Format, records: unknow
   if (format === 'csv') {
     const tty = Boolean(out.isTTY);
     out.write(csvLine(columns, tty));
-    for (const row of rows) out.write(csvLine(columns.map((column) => row[column]), tty));
+    for (const row of rows)
+      out.write(
+        csvLine(
+          columns.map((column) => row[column]),
+          tty,
+        ),
+      );
     return;
   }
   const cells = rows.map((row) => columns.map((column) => tableCell(column, row[column])));

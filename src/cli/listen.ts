@@ -6,7 +6,7 @@
  * the receiver adds itself to the sandbox's webhook URLs, so new events and the dashboard's resends
  * reach it, and takes itself off again on Ctrl-C.
  */
-import { createServer, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
@@ -226,8 +226,10 @@ function printer(terminal: Terminal, format: Format): (event: ListenedEvent) => 
 
 /** Why the receiver could not listen, in one line (exit 1). */
 function listenError(error: NodeJS.ErrnoException, port: number, host: string): Error {
-  if (error.code === 'EADDRINUSE') return new ExitError(`port ${port} is in use: pick another with --port (0 picks a free one)`, EXIT.failure);
-  if (error.code === 'EACCES') return new ExitError(`port ${port} needs privileges this user lacks: pick another with --port`, EXIT.failure);
+  if (error.code === 'EADDRINUSE')
+    return new ExitError(`port ${port} is in use: pick another with --port (0 picks a free one)`, EXIT.failure);
+  if (error.code === 'EACCES')
+    return new ExitError(`port ${port} needs privileges this user lacks: pick another with --port`, EXIT.failure);
   if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
     return new ExitError(`cannot listen on ${host}: not an address of this machine (--host)`, EXIT.failure);
   return error;

@@ -12,8 +12,8 @@ import {
   type Paginator,
   PaymentClient,
   PaymentServiceError,
-  PosPaymentPendingError,
   type PosPayment,
+  PosPaymentPendingError,
   RequestValidationError,
   TerminalCommunicationError,
 } from '../index.js';
@@ -280,7 +280,11 @@ function registerResources(program: Command, context: CommandContext): void {
   ).action(
     output(context, SESSION_COLUMNS, (command) => {
       const flags = command.opts();
-      return collect(context.terminal, context.client(command).sessions.list(params({ status: flags.status, take: flags.take }) as never), flags);
+      return collect(
+        context.terminal,
+        context.client(command).sessions.list(params({ status: flags.status, take: flags.take }) as never),
+        flags,
+      );
     }),
   );
   sessions
