@@ -573,6 +573,13 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', { timeout: 
     }
   });
 
+  it('export to a terminal prints control characters of the data escaped', async () => {
+    await json(['sessions', 'create', ...SESSION, '--description', 'MARK\u001b[2J\u0007\u009b1mEND']);
+    const pane = inTmux(['export', 'sessions', '--format', 'csv']);
+    const text = await pane.until(/\[exit 0\]/);
+    expect(text).toContain('MARK\\x1b[2J\\x07\\u009b1mEND');
+  });
+
   it('shows a spinner while the terminal waits, and clears it', async () => {
     const slow = createSandbox({ posDelayMs: 1_500 });
     await slow.listen();
