@@ -62,10 +62,14 @@ ${fn}() {
   case "$path" in
 ${cases((completions) => completions.next, 'words')}
   esac
-  COMPREPLY=( $(compgen -W "$words" -- "$current") )
+  for word in $words; do
+    case "$word" in "$current"*) COMPREPLY+=("$word") ;; esac
+  done
 }
 complete -F ${fn} ${name}
 `;
   if (shell === 'bash') return `# bash completion for ${name}\n${bash}`;
-  return `# zsh completion for ${name}\n(( $+functions[compdef] )) || { autoload -U +X compinit && compinit; }\nautoload -U +X bashcompinit && bashcompinit\n${bash}`;
+  // zsh runs the bash function through bashcompinit; with bash's arrays (from 0) and word splitting, also when called directly.
+  const zsh = bash.replace(`${fn}() {\n`, `${fn}() {\n  setopt localoptions ksharrays shwordsplit\n`);
+  return `# zsh completion for ${name}\n(( $+functions[compdef] )) || { autoload -U +X compinit && compinit; }\nautoload -U +X bashcompinit && bashcompinit\n${zsh}`;
 }
