@@ -323,6 +323,19 @@ describe('elsewhere', { timeout: 30_000 }, () => {
     expect(started.sandbox.webhookUrls).toEqual([]);
   });
 
+  it('a key the API refuses (the Live key in Test) while confirming: says so before listening, exit 1', async () => {
+    const started = await sandboxes.start();
+    const { sandbox } = started;
+    const refused = run(['listen'], { env: envFor(sandbox, { PAYMENT_SERVICE_API_KEY: sandbox.keys.live }) });
+    expect((await refused.exit).code).toBe(1);
+    expect(refused.stderr()).toMatch(
+      /^payment-service-sdk: the API at \S+ refused the API key \(403, 11008\): no event could be confirmed/,
+    );
+    expect(refused.stderr()).not.toContain(sandbox.keys.live);
+    expect(refused.stderr().trim().split('\n')).toHaveLength(1);
+    expect(sandbox.webhookUrls).toEqual([]);
+  });
+
   it('a port in use: one line, exit 1', async () => {
     const taken = await plainServer(200, '{}');
     const port = new URL(taken.url).port;

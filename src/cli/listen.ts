@@ -10,7 +10,15 @@ import { createServer, request as httpRequest, type IncomingMessage, type Outgoi
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
-import { type PaymentClient, parseWebhook, type WebhookEvent, WebhookNotConfirmedError, WebhookParseError } from '../index.js';
+import {
+  AuthenticationError,
+  type PaymentClient,
+  PermissionDeniedError,
+  parseWebhook,
+  type WebhookEvent,
+  WebhookNotConfirmedError,
+  WebhookParseError,
+} from '../index.js';
 import { findSandbox, KeyRefusedError, type SandboxLink } from './control.js';
 import {
   BROKEN_PIPE,
@@ -224,6 +232,27 @@ function printer(terminal: Terminal, format: Format): (event: ListenedEvent) => 
   };
 }
 
+/** How long the start-up check of the key may take: one read, not retried. */
+const KEY_CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * Stops before listening when the API refuses the key (401, 403): no event could be confirmed. Any
+ * other failure is left to each event's confirmation, which reports it.
+ */
+async function checkKey(client: PaymentClient, baseUrl: string): Promise<void> {
+  try {
+    await client.terminals.list(undefined, { maxRetries: 0, timeout: KEY_CHECK_TIMEOUT_MS });
+  } catch (error) {
+    if (!(error instanceof AuthenticationError || error instanceof PermissionDeniedError)) return;
+    const code = error.code === undefined ? '' : `, ${error.code}`;
+    throw new ExitError(
+      `the API at ${baseUrl} refused the API key (${error.status}${code}): no event could be confirmed; check --api-key, ` +
+        '--webcode and --env (or PAYMENT_SERVICE_API_KEY, PAYMENT_SERVICE_WEBCODE; config show says which is used), or pass --no-confirm',
+      EXIT.failure,
+    );
+  }
+}
+
 /** Why the receiver could not listen, in one line (exit 1). */
 function listenError(error: NodeJS.ErrnoException, port: number, host: string): Error {
   if (error.code === 'EADDRINUSE')
@@ -269,6 +298,7 @@ export function registerListen(program: Command, context: CommandContext): void 
       const client = flags.confirm ? context.client(command) : undefined;
       const settings = context.settings(command);
       const print = printer(context.terminal, format);
+      if (client) await checkKey(client, settings.baseUrl ?? '');
 
       const server = createServer((request, response) => {
         void handle(request, response).catch((error: unknown) => {
