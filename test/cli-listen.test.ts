@@ -5,13 +5,13 @@
  * dashboard's resends, and takes itself off the sandbox on Ctrl-C.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../src/sandbox/index.js';
-import { buildOnce, cliEnv, killAll, run, sandboxVariables } from './sandbox/cli-process.js';
+import { buildOnce, cliEnv, controlsIn, killAll, run, sandboxVariables } from './sandbox/cli-process.js';
 import { type Started, sessionParams, useSandboxes } from './sandbox/support.js';
 
 const sandboxes = useSandboxes();
@@ -101,6 +101,44 @@ async function plainServer(status: number, body: string) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, hits };
 }
 
+/** A server on 127.0.0.1 that keeps each request's raw headers and body bytes, answering 200 `ok`. */
+async function recordingServer() {
+  const requests: { rawHeaders: string[]; body: Buffer }[] = [];
+  const server = createServer((incoming, response) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      requests.push({ rawHeaders: incoming.rawHeaders, body: Buffer.concat(chunks) });
+      response.end('ok');
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, requests };
+}
+
+/** POSTs `body` with exactly `headers` (node:http adds `host`, `connection` and `content-length` only). */
+function rawPost(url: string, headers: Record<string, string>, body: Buffer): Promise<number> {
+  return new Promise((done, fail) => {
+    const outgoing = request(url, { method: 'POST', headers: { ...headers, 'content-length': body.length } }, (response) => {
+      response.resume();
+      response.on('end', () => done(response.statusCode ?? 0));
+    });
+    outgoing.on('error', fail);
+    outgoing.end(body);
+  });
+}
+
+/** Header names of a raw header list, lowercased, without those each hop sets itself. */
+function headerNames(rawHeaders: string[]): string[] {
+  const own = new Set(['host', 'connection', 'content-length']);
+  return rawHeaders
+    .filter((_, index) => index % 2 === 0)
+    .map((name) => name.toLowerCase())
+    .filter((name) => !own.has(name))
+    .sort();
+}
+
 describe('against the sandbox', { timeout: 30_000 }, () => {
   it("registers, prints and confirms each event, forwards it byte for byte, answers with the app's status; resends arrive; Ctrl-C unregisters", async () => {
     const direct = await sandboxes.receiver();
@@ -154,13 +192,15 @@ describe('against the sandbox', { timeout: 30_000 }, () => {
     expect(listener.stderr()).toContain('not forwarding (add --forward-to URL)');
     const reference = await paidSession(started);
     const refund = await started.test.modifications.refund({ paymentReference: reference, amount: { value: 500, currency: 'EUR' } });
-    const lines = await until(
+    const printed = await until(
       () => 'two lines',
       () => {
         const all = listener.stdout().trim().split('\n');
         return all.length >= 2 && all;
       },
     );
+    // Each event is printed once confirmed: the two in either order.
+    const lines = ['AUTHORISATION', 'REFUND'].map((code) => printed.find((line) => line.slice(10).startsWith(code)));
     expect(lines[0]).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  AUTHORISATION  ${reference}\\s+2599 EUR\\s+AUTHORISED\\s+confirmed$`));
     expect(lines[1]).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d  REFUND\\s+${refund.refundReference}\\s+500 EUR\\s+success\\s+confirmed$`));
     listener.child.kill('SIGTERM');
@@ -224,6 +264,86 @@ describe('stopping', { timeout: 30_000 }, () => {
 });
 
 describe('elsewhere', { timeout: 30_000 }, () => {
+  it('--forward-to passes exactly the headers the sender sent, and the body byte for byte', async () => {
+    const app = await recordingServer();
+    const listener = await listen(['--no-confirm', '--forward-to', app.url, '--format', 'ndjson'], envFor(undefined));
+    const body = Buffer.from(
+      `{ "event_code" : "AUTHORISATION",\r\n\t"data": {"paymentReference": "X-PXT-1", "amount": 2599, "currency": "EUR", "paymentStatus": "AUTHORISED", "note": "caf\u00e9 \\u00e9 \u{1f600}"} }  `,
+      'utf8',
+    );
+    const sent = { 'Content-Type': 'application/json; charset=utf-8', 'X-Signature': 'abc==', 'X-Request-Id': 'r-1' };
+    expect(await rawPost(listener.url, sent, body)).toBe(200);
+    await listener.eventsAt(1);
+    expect(app.requests).toHaveLength(1);
+    const [forwarded] = app.requests;
+    expect(headerNames(forwarded?.rawHeaders ?? [])).toEqual(['content-type', 'x-request-id', 'x-signature']);
+    const value = (name: string) => forwarded?.rawHeaders[forwarded.rawHeaders.findIndex((item) => item.toLowerCase() === name) + 1];
+    expect(value('x-signature')).toBe('abc==');
+    expect(value('content-type')).toBe('application/json; charset=utf-8');
+    expect(value('content-length')).toBe(String(body.length));
+    expect(forwarded?.body.equals(body)).toBe(true);
+    listener.child.kill('SIGTERM');
+    await listener.exit;
+  });
+
+  it('escapes control characters of a delivery in the table on stdout and in messages on stderr', async () => {
+    const listener = await listen(['--no-confirm', '--format', 'table'], envFor(undefined));
+    const hostile = 'X\u001b]0;pwned\u0007\u001b[2J\u009b31m\u007f';
+    const event = {
+      event_code: 'AUTHORISATION',
+      data: { paymentReference: hostile, amount: 100, currency: 'EUR', paymentStatus: `AUTH\u0007` },
+    };
+    expect((await post(listener.url, JSON.stringify(event))).status).toBe(200);
+    expect((await post(listener.url, `\u001b]0;retitled\u0007\u001b[2J`)).status).toBe(400);
+    const out = await until(
+      () => `a line; stdout: ${listener.stdout()}`,
+      () => listener.stdout().includes('AUTHORISATION') && listener.stdout(),
+    );
+    await until(
+      () => `the refusal on stderr: ${listener.stderr()}`,
+      () => listener.stderr().includes('not a webhook'),
+    );
+    expect(controlsIn(out)).toEqual([]);
+    expect(out).toContain('X\\x1b]0;pwned\\x07\\x1b[2J\\u009b31m\\x7f');
+    expect(out).toContain('AUTH\\x07');
+    expect(controlsIn(listener.stderr())).toEqual([]);
+    expect(listener.stderr()).toContain('\\x1b]0;retitled\\x07');
+    listener.child.kill('SIGTERM');
+    await listener.exit;
+  });
+
+  it('a key the sandbox refuses: says so, registers nothing, exit 1', async () => {
+    const started = await sandboxes.start();
+    const refused = run(['listen', '--no-confirm'], { env: envFor(started.sandbox, { PAYMENT_SERVICE_API_KEY: 'sk_test_not_this_one' }) });
+    expect((await refused.exit).code).toBe(1);
+    expect(refused.stderr()).toMatch(/^payment-service-sdk: the sandbox at \S+ refused the API key \(403, 11008\): .*--api-key/);
+    expect(refused.stderr()).not.toContain('not a sandbox');
+    expect(refused.stderr()).not.toContain('sk_test_not_this_one');
+    expect(refused.stderr().trim().split('\n')).toHaveLength(1);
+    expect(started.sandbox.webhookUrls).toEqual([]);
+  });
+
+  it('a key the API refuses (the Live key in Test) while confirming: says so before listening, exit 1', async () => {
+    const started = await sandboxes.start();
+    const { sandbox } = started;
+    const refused = run(['listen'], { env: envFor(sandbox, { PAYMENT_SERVICE_API_KEY: sandbox.keys.live }) });
+    expect((await refused.exit).code).toBe(1);
+    expect(refused.stderr()).toMatch(
+      /^payment-service-sdk: the API at \S+ refused the API key \(403, 11008\): no event could be confirmed/,
+    );
+    expect(refused.stderr()).not.toContain(sandbox.keys.live);
+    expect(refused.stderr().trim().split('\n')).toHaveLength(1);
+    expect(sandbox.webhookUrls).toEqual([]);
+  });
+
+  it('a port in use: one line, exit 1', async () => {
+    const taken = await plainServer(200, '{}');
+    const port = new URL(taken.url).port;
+    const started = run(['listen', '--no-confirm', '--port', port], { env: envFor(undefined) });
+    expect((await started.exit).code).toBe(1);
+    expect(started.stderr()).toBe(`payment-service-sdk: port ${port} is in use: pick another with --port (0 picks a free one)\n`);
+  });
+
   it('not a sandbox and --no-confirm: no key needed, no registration, events printed unconfirmed', async () => {
     const service = await plainServer(404, JSON.stringify({ success: false, error: { message: 'Not found', code: 10004 } }));
     const listener = await listen(['--no-confirm', '--format', 'json'], envFor(undefined, { PAYMENT_SERVICE_BASE_URL: service.url }));
@@ -267,6 +387,9 @@ describe('elsewhere', { timeout: 30_000 }, () => {
 
   it.each([
     [['--forward-to', 'ftp://example.com/'], /--forward-to must be an absolute http\(s\) URL/],
+    [['--forward-to', 'http://127.0.0.1:0/hooks'], /--forward-to must name the port your app listens on/],
+    [['--forward-to', 'http://0.0.0.0:3000/hooks'], /--forward-to must name the host of your app/],
+    [['--forward-to', 'http://:3000/hooks'], /--forward-to must be an absolute http\(s\) URL/],
     [['--port', '70000'], /--port must be an integer from 0 to 65535/],
     [['--format', 'xml'], /--format must be one of/],
   ])('usage errors exit 2 in one line: %j', async (args, message) => {
@@ -286,7 +409,9 @@ describe('elsewhere', { timeout: 30_000 }, () => {
   it('without a key (and without --no-confirm): exit 2, says which setting is missing', async () => {
     const started = run(['listen'], { env: envFor(undefined) });
     expect((await started.exit).code).toBe(2);
-    expect(started.stderr()).toMatch(/ConfigurationError: .*apiKey/);
+    expect(started.stderr()).toBe(
+      'payment-service-sdk: no API key: pass --api-key, set PAYMENT_SERVICE_API_KEY, or run payment-service-sdk config set apiKey …\n',
+    );
   });
 
   it('help names every option and what is printed', async () => {

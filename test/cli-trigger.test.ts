@@ -21,7 +21,14 @@ const dir = mkdtempSync(join(tmpdir(), 'cli-trigger-'));
 beforeAll(async () => {
   buildOnce();
   receiver = await sandboxes.receiver();
-  ({ sandbox } = await sandboxes.start({ posDelayMs: 0, modificationResolveMs: 50, webhookUrls: [receiver.url] }));
+  // A timeout left to complete later stays a timeout for the whole file: its late webhook would land amid the
+  // "nothing made" checks on a slow machine.
+  ({ sandbox } = await sandboxes.start({
+    posDelayMs: 0,
+    posTimeoutResolveMs: 600_000,
+    modificationResolveMs: 50,
+    webhookUrls: [receiver.url],
+  }));
 }, 60_000);
 afterAll(() => {
   killAll();
@@ -241,7 +248,11 @@ describe('parameters are checked before anything is made', () => {
     ['refundAmount outside refund.success', ['payment.authorised', '--param', 'refundAmount=100'], /no parameter refundAmount/],
     ['no =', ['pos.success', '--param', 'amount'], /--param takes key=value, got amount/],
     ['a key given twice', ['pos.success', '--param', 'amount=1000', '--param', 'amount=2000'], /--param amount is given twice/],
-    ['an amount that is not cents', ['payment.authorised', '--param', 'amount=12.50'], /--param amount must be a whole number of cents/],
+    [
+      'an amount that is not cents',
+      ['payment.authorised', '--param', 'amount=12.50'],
+      /--param amount is in cents: for 12.50 EUR pass --param amount=1250/,
+    ],
     ['an unsupported currency', ['payment.authorised', '--param', 'currency=JPY'], /--param currency/],
     ['a bad urlOk', ['payment.authorised', '--param', 'urlOk=nope'], /--param urlOk/],
     ['a description too long', ['session.expired', '--param', `description=${'x'.repeat(256)}`], /--param description must be at most 255/],

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { payTestSession } from '../src/testing/index.js';
 import { VERSION } from '../src/version.js';
-import { buildOnce, CLI, cliEnv, killAll, ROOT, run, sandboxVariables } from './sandbox/cli-process.js';
+import { buildOnce, CLI, cliEnv, controlsIn, killAll, ROOT, run, sandboxVariables } from './sandbox/cli-process.js';
 
 let sandbox: Sandbox;
 const dirs: string[] = [];
@@ -106,6 +106,28 @@ describe('help, version and exit codes', () => {
     expect((await cli(['sessions', 'create', '--help'])).stdout).toContain('--idempotency-key <key>');
   });
 
+  it('help, help <command> and <group> help <sub> exit 0 with the help on stdout; a missing subcommand is still exit 2', async () => {
+    for (const [args, usage] of [
+      [['help'], 'payment-service-sdk'],
+      [['help', 'sessions'], 'payment-service-sdk sessions'],
+      [['sessions', 'help', 'list'], 'payment-service-sdk sessions list'],
+      [['pos', 'help', 'pay'], 'payment-service-sdk pos pay'],
+    ] as const) {
+      const result = await cli([...args]);
+      expect(result.code, args.join(' ')).toBe(0);
+      expect(result.stdout, args.join(' ')).toMatch(new RegExp(`^Usage: ${usage} `));
+    }
+    const root = (await cli(['help'])).stdout;
+    expect(root).toContain('Exit codes:');
+    expect(root).toMatch(/^ {2}3 +pos pay: the payment ended failed/m);
+    expect(root).toMatch(/^ {2}4 +pos pay: the outcome is not known yet/m);
+    expect((await cli(['pos', 'pay', '--help'])).stdout).toMatch(
+      /3 when it ended failed \(declined\), 4 when its outcome is not known yet/,
+    );
+    const missing = await cli(['sessions']);
+    expect(missing.code).toBe(2);
+  });
+
   it('stops quietly when the reader of stdout is gone (`| head`): exit 141, no stack trace', async () => {
     for (const args of [['--help'], ['trigger', '--help'], ['terminals', 'list', '--format', 'ndjson']]) {
       const started = run(args, { env: envFor() });
@@ -134,11 +156,18 @@ describe('help, version and exit codes', () => {
 
   it('refuses what the SDK refuses, with its messages, before sending (exit 2); a service failure is exit 1', async () => {
     const before = sandbox.records.counts().sessions;
-    const invalid = await cli(['sessions', 'create', '--amount', '25.5', '--url-ok', 'nope', '--url-ko', 'https://shop.example/ko']);
+    const invalid = await cli(['sessions', 'create', '--amount', '0', '--url-ok', 'nope', '--url-ko', 'https://shop.example/ko']);
     expect(invalid.code).toBe(2);
-    expect(invalid.stderr).toContain('amount.value: must be an integer number of cents');
-    expect(invalid.stderr).toContain('urlOk: must be an absolute http(s) URL');
+    // In the CLI's words: the flags, not the SDK's class and field paths.
+    expect(invalid.stderr).toBe(
+      'payment-service-sdk: --amount must be greater than 0; --url-ok must be an absolute http(s) URL (see --help)\n',
+    );
     expect(sandbox.records.counts().sessions).toBe(before);
+    for (const take of ['500', '0']) {
+      const refused = await cli(['sessions', 'list', '--take', take]);
+      expect(refused).toMatchObject({ code: 2, stdout: '' });
+      expect(refused.stderr).toBe('payment-service-sdk: --take must be an integer from 1 to 100 (see --help)\n');
+    }
     const missing = await cli(['sessions', 'get', 'SANDBOX-EXTT-1']);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^payment-service-sdk: ApiError: Session not found\n$/);
@@ -146,6 +175,64 @@ describe('help, version and exit codes', () => {
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toMatch(/ConnectionError/);
     expect(unreachable.stderr).not.toContain(sandbox.keys.test);
+  });
+});
+
+describe('amounts are cents written as plain digits', () => {
+  const REFUSED = ['15.00', '15.5', '1e3', '0x10', '+5', '-5', ' 15', '15 '];
+
+  /** Runs each command line and checks it was refused in one line, exit 2, with nothing reaching the sandbox; resolves with the lines. */
+  async function refusedAll(cases: { args: string[]; line: RegExp }[]): Promise<string[]> {
+    const before = sandbox.records.counts();
+    const results = await Promise.all(cases.map(({ args }) => cli(args)));
+    for (const [index, result] of results.entries()) {
+      const { args, line } = cases[index] ?? { args: [], line: /$^/ };
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stdout, args.join(' ')).toBe('');
+      expect(result.stderr, args.join(' ')).toMatch(line);
+      expect(result.stderr.trimEnd().split('\n'), args.join(' ')).toHaveLength(1);
+    }
+    expect(sandbox.records.counts()).toEqual(before);
+    return results.map((result) => result.stderr);
+  }
+
+  it('pos pay --amount refuses 15.00, 15.5, 1e3, 0x10, +5, -5, " 15" and "15 " before anything is sent (exit 2)', async () => {
+    const [decimal] = await refusedAll(
+      REFUSED.map((amount) => ({
+        args: ['pos', 'pay', '--poi-id', 'V400m-TEST-000001', '--amount', amount],
+        line: /^payment-service-sdk: --amount is in cents.*pass --amount \d+ \(see --help\)\n$/,
+      })),
+    );
+    expect(decimal).toBe('payment-service-sdk: --amount is in cents: for 15.00 EUR pass --amount 1500 (see --help)\n');
+    const pounds = await cli(['pos', 'pay', '--poi-id', 'V400m-TEST-000001', '--amount', '7.5', '--currency', 'GBP']);
+    expect(pounds.stderr).toBe('payment-service-sdk: --amount is in cents: for 7.50 GBP pass --amount 750 (see --help)\n');
+  });
+
+  it('trigger --param amount= refuses the same, naming the parameter', async () => {
+    const [decimal] = await refusedAll(
+      ['15.00', '1e3', '-5', ' 15'].map((amount) => ({
+        args: ['trigger', 'pos.success', '--param', `amount=${amount}`],
+        line: /^payment-service-sdk: --param amount is in cents.*pass --param amount=\d+ \(see --help\)\n$/,
+      })),
+    );
+    expect(decimal).toBe('payment-service-sdk: --param amount is in cents: for 15.00 EUR pass --param amount=1500 (see --help)\n');
+  });
+
+  it('sessions create, refund, capture and refundAmount go through the same parser', async () => {
+    const cases = ['15.00', '0x10'].flatMap((amount) => [
+      { args: ['sessions', 'create', ...SESSION.slice(2), '--amount', amount], line: /--amount is in cents/ },
+      { args: ['refund', '--payment-reference', 'SANDBOX-PXTT-1', '--amount', amount], line: /--amount is in cents/ },
+      { args: ['capture', '--payment-reference', 'SANDBOX-POSXT-1', '--amount', amount], line: /--amount is in cents/ },
+      {
+        args: ['trigger', 'refund.success', '--param', `refundAmount=${amount}`],
+        line: /--param refundAmount is in cents.*pass --param refundAmount=\d+ \(see --help\)/,
+      },
+    ]);
+    await refusedAll(cases);
+    // Plain digits still work.
+    expect(await json(['pos', 'pay', '--poi-id', 'V400m-TEST-000001', '--amount', '1500'])).toMatchObject({
+      amount: { value: 1500, currency: 'EUR' },
+    });
   });
 });
 
@@ -200,9 +287,51 @@ describe('resource commands against the sandbox', () => {
       'V400m-TEST-000001',
       'S1F2-TEST-000002',
     ]);
+    // A declined payment (ending 77) exits 3, an outcome still unknown (ending 99, no recovery) exits 4; the record is printed.
+    const declined = await cli(['pos', 'pay', '--poi-id', 'V400m-TEST-000001', '--amount', '1577']);
+    expect(declined.code).toBe(3);
+    const failed = JSON.parse(declined.stdout);
+    expect(failed).toMatchObject({ status: 'failed', amount: { value: 1577 } });
+    expect(declined.stderr).toBe(`payment-service-sdk: the payment ${failed.posPaymentId} failed: ${failed.errorMessage}\n`);
+    const unknown = await cli(['pos', 'pay', '--poi-id', 'V400m-TEST-000001', '--amount', '1599', '--no-recover']);
+    expect(unknown.code).toBe(4);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ status: 'timeout', amount: { value: 1599 } });
+    expect(unknown.stderr).toMatch(/the outcome of the payment \S+ is not known yet \(timeout\)/);
     const busy = await cli(['pos', 'pay', '--poi-id', 'V400m-TEST-000001', '--amount', '1555']);
     expect(busy.code).toBe(1);
     expect(busy.stderr).toMatch(/TerminalBusyError/);
+  });
+
+  it('the table never shortens identifiers, references or URLs; free text gets … ; control characters are escaped', async () => {
+    const reference = `order-${'r'.repeat(94)}`;
+    const description = `${'long words '.repeat(10)}\u001b]0;retitled\u0007\u009b2J`;
+    const table = await cli([
+      'sessions',
+      'create',
+      ...SESSION,
+      '--custom-reference',
+      reference,
+      '--description',
+      description,
+      '--format',
+      'table',
+    ]);
+    expect(table.code, table.stderr).toBe(0);
+    const field = (name: string) => new RegExp(`^${name.replace('.', '\\.')} +(.*)$`, 'm').exec(table.stdout)?.[1];
+    const paymentUrl = field('paymentUrl') ?? '';
+    expect(paymentUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/pay-external-test\/[0-9a-f]{32}$/);
+    expect((await fetch(paymentUrl)).status).toBe(200);
+    expect(field('customReference')).toBe(reference);
+    expect(field('description')).toMatch(/^long words long words .*…$/);
+    expect([...(field('description') ?? '')]).toHaveLength(60);
+    expect(controlsIn(table.stdout)).toEqual([]);
+    // JSON keeps every character (escaped), so the data is the same.
+    const sessionId = field('sessionId') ?? '';
+    const fetched = await json(['sessions', 'get', sessionId]);
+    expect(fetched).toMatchObject({ description, customReference: reference });
+    const listed = await cli(['sessions', 'list', '--all', '--format', 'table']);
+    expect(listed.stdout).toContain(reference);
+    expect(controlsIn(listed.stdout)).toEqual([]);
   });
 
   it('decode-redirect reads a whole urlOk URL or the token, with the client secret', async () => {
@@ -216,6 +345,44 @@ describe('resource commands against the sandbox', () => {
     const wrong = await cli(['decode-redirect', outcome.data ?? '', '--secret', 'not-the-secret']);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/RedirectDataError/);
+  });
+});
+
+describe("messages in the CLI's own words", () => {
+  it('a missing setting names the flag, the variable and config set; no secret is printed', async () => {
+    for (const [variable, flag, key, noun] of [
+      ['PAYMENT_SERVICE_API_KEY', '--api-key', 'apiKey', 'API key'],
+      ['PAYMENT_SERVICE_WEBCODE', '--webcode', 'webcode', 'webcode'],
+      ['PAYMENT_SERVICE_BASE_URL', '--base-url', 'baseUrl', 'base URL'],
+    ] as const) {
+      const result = await cli(['terminals', 'list'], { [variable]: undefined });
+      expect(result.code, variable).toBe(2);
+      expect(result.stderr).toBe(
+        `payment-service-sdk: no ${noun}: pass ${flag}, set ${variable}, or run payment-service-sdk config set ${key} …\n`,
+      );
+      expect(result.stderr).not.toContain(sandbox.keys.test);
+    }
+    const secret = await cli(['decode-redirect', 'abc']);
+    expect(secret.stderr).toMatch(/no client secret: pass --secret, set PAYMENT_SERVICE_CLIENT_SECRET, or run .* config set clientSecret/);
+  });
+
+  it('the offline terminal is said to be offline or unreachable', async () => {
+    const result = await cli(['pos', 'pay', '--poi-id', 'P400Plus-TEST-000003', '--amount', '1500']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^payment-service-sdk: terminal P400Plus-TEST-000003 is offline or unreachable \(502, 13004/);
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('a list cut by --limit says so on stderr, with the total; a whole list says nothing', async () => {
+    await json(['sessions', 'create', ...SESSION]);
+    await json(['sessions', 'create', ...SESSION]);
+    const total = (await json(['sessions', 'list', '--all'])).length;
+    const cut = await cli(['sessions', 'list', '--limit', '1', '--take', '1', '--format', 'ndjson']);
+    expect(cut.code).toBe(0);
+    expect(cut.stdout.trimEnd().split('\n')).toHaveLength(1);
+    expect(cut.stderr).toBe(`showing 1 of ${total} (--limit); --all shows every one\n`);
+    const whole = await cli(['sessions', 'list', '--limit', String(total), '--format', 'ndjson']);
+    expect(whole.stderr).toBe('');
   });
 });
 
@@ -290,12 +457,20 @@ describe('settings: flags, variables, profile file', () => {
     expect(complete(['payment-service-sdk', 'sessions', 'create', '--url-'])).toBe('--url-ok --url-ko');
     expect(complete(['payment-service-sdk', 'trigger', 'pos.'])).toBe('pos.success pos.timeout pos.terminal-busy');
     expect(complete(['payment-service-sdk', 'listen', '--f'])).toBe('--forward-to');
+    // A global option's value is not a command; an option's value gets no command offered.
+    expect(complete(['payment-service-sdk', '--env', 'test', 'sessions', 'l'])).toBe('list');
+    expect(complete(['payment-service-sdk', '--format', 'json', 'pos', 'p'])).toBe('pay');
+    expect(complete(['payment-service-sdk', '--format=json', 'pos', 'p'])).toBe('pay');
+    expect(complete(['payment-service-sdk', '--profile', 'work', '--env', 'live', 'refund', '--pay'])).toBe('--payment-reference');
+    expect(complete(['payment-service-sdk', 'sessions', 'create', '--amount', '2599', '--cu'])).toBe('--currency --custom-reference');
+    expect(complete(['payment-service-sdk', '--env', "''"])).toBe('');
     expect((await cli(['completion', 'zsh'])).stdout).toContain('bashcompinit');
     expect((await cli(['completion', 'fish'])).code).toBe(2);
   });
 });
 
 const hasTmux = spawnQuiet('tmux', ['-V']).startsWith('tmux');
+const hasZsh = spawnQuiet('zsh', ['--version']).startsWith('zsh');
 
 describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', { timeout: 40_000 }, () => {
   /** Runs the bin in a fresh tmux pane and returns a reader of the screen. */
@@ -349,6 +524,59 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', { timeout: 
     const text = await accepted.until(/\[exit 0\]/);
     expect(text).toMatch(/sessionId\s+SANDBOX-EXT-\d+/);
     expect(sandbox.records.sessions({ environment: 'live' })).toHaveLength(before + 1);
+  });
+
+  it('sessions create prints the whole paymentUrl in the table, and it answers 200', async () => {
+    const pane = inTmux(['sessions', 'create', ...SESSION]);
+    const text = await pane.until(/\[exit 0\]/);
+    const paymentUrl = /^paymentUrl +(\S+)/m.exec(text)?.[1] ?? '';
+    expect(paymentUrl).toMatch(/\/pay-external-test\/[0-9a-f]{32}$/);
+    expect((await fetch(paymentUrl)).status).toBe(200);
+  });
+
+  it('completes a command after a global option with a value, in zsh', { skip: !hasZsh && !process.env.CI }, async () => {
+    const bin = tempDir();
+    writeFileSync(join(bin, 'payment-service-sdk'), `#!/bin/sh\nexec '${process.execPath}' '${CLI}' "$@"\n`, { mode: 0o755 });
+    const name = `cli-zsh-${process.pid}`;
+    tmuxSessions.push(name);
+    const home = tempDir();
+    execFileSync('tmux', [
+      'new-session',
+      '-d',
+      '-s',
+      name,
+      '-x',
+      '200',
+      '-y',
+      '20',
+      `env -i PATH=${bin}:/usr/bin:/bin HOME=${home} TERM=xterm zsh -f`,
+    ]);
+    const screen = () => spawnQuiet('tmux', ['capture-pane', '-p', '-t', name]);
+    const until = async (pattern: RegExp) => {
+      for (let index = 0; index < 200; index++) {
+        if (pattern.test(screen())) return;
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      throw new Error(`zsh screen never matched ${pattern}:\n${screen()}`);
+    };
+    execFileSync('tmux', ['send-keys', '-t', name, 'eval "$(payment-service-sdk completion zsh)"; echo loaded', 'Enter']);
+    await until(/^loaded$/m);
+    for (const [typed, completed] of [
+      ['payment-service-sdk --env test sessions l', 'payment-service-sdk --env test sessions list'],
+      ['payment-service-sdk --format json pos p', 'payment-service-sdk --format json pos pay'],
+    ] as const) {
+      execFileSync('tmux', ['send-keys', '-t', name, typed, 'Tab']);
+      // tmux drops the space zsh adds after a completed word.
+      await until(new RegExp(`${completed}$`, 'm'));
+      execFileSync('tmux', ['send-keys', '-t', name, 'C-u']);
+    }
+  });
+
+  it('export to a terminal prints control characters of the data escaped', async () => {
+    await json(['sessions', 'create', ...SESSION, '--description', 'MARK\u001b[2J\u0007\u009b1mEND']);
+    const pane = inTmux(['export', 'sessions', '--format', 'csv']);
+    const text = await pane.until(/\[exit 0\]/);
+    expect(text).toContain('MARK\\x1b[2J\\x07\\u009b1mEND');
   });
 
   it('shows a spinner while the terminal waits, and clears it', async () => {

@@ -12,13 +12,23 @@ const CONTROL_TIMEOUT_MS = 10_000;
 export class SandboxControlError extends Error {
   override name = 'SandboxControlError';
 
-  /** @param answered whether the address answered at all (a refusal), or not (network, timeout). */
+  /**
+   * @param answered whether the address answered at all (a refusal), or not (network, timeout).
+   * @param status the HTTP status of the refusal; `code` the service's error code in it.
+   */
   constructor(
     message: string,
     readonly answered: boolean,
+    readonly status?: number,
+    readonly code?: unknown,
   ) {
     super(message);
   }
+}
+
+/** The sandbox refused the API key (401, or 403 with code 11008): nothing it sends would arrive (exit 1). */
+export class KeyRefusedError extends Error {
+  override name = 'KeyRefusedError';
 }
 
 /** A sandbox found at the client's base URL: control requests with its key. */
@@ -58,7 +68,12 @@ function linkTo(baseUrl: string, apiKey: string, environment: Environment): Sand
       const envelope = (await response.json().catch(() => ({}))) as Envelope;
       if (!response.ok || envelope.success !== true) {
         const message = typeof envelope.error?.message === 'string' ? envelope.error.message : `HTTP ${response.status}`;
-        throw new SandboxControlError(`The sandbox refused ${method} /_sandbox/${path}: ${message}`, true);
+        throw new SandboxControlError(
+          `The sandbox refused ${method} /_sandbox/${path}: ${message}`,
+          true,
+          response.status,
+          envelope.error?.code,
+        );
       }
       return envelope.data as T;
     },
@@ -67,7 +82,8 @@ function linkTo(baseUrl: string, apiKey: string, environment: Environment): Sand
 
 /**
  * The sandbox at `baseUrl`, or `undefined` when the address is not one (the real service answers
- * the probe `GET /_sandbox/clock` with no success envelope). Unreachable: rejects.
+ * the probe `GET /_sandbox/clock` with no success envelope). Unreachable: rejects; the key
+ * refused (401, or 403 with code 11008): rejects with {@link KeyRefusedError}.
  */
 export async function findSandbox(settings: {
   baseUrl?: string | undefined;
@@ -80,7 +96,14 @@ export async function findSandbox(settings: {
     const clock = await link.request<{ epochMs?: unknown }>('GET', 'clock');
     return typeof clock?.epochMs === 'number' ? link : undefined;
   } catch (error) {
-    if (error instanceof SandboxControlError && error.answered) return undefined;
-    throw error;
+    if (!(error instanceof SandboxControlError) || !error.answered) throw error;
+    if (error.status === 401 || (error.status === 403 && error.code === 11008)) {
+      const environment = link.environment === 'live' ? 'Live' : 'Test';
+      throw new KeyRefusedError(
+        `the sandbox at ${link.baseUrl} refused the API key (${error.status}${error.status === 403 ? ', 11008' : ''}): ` +
+          `give its ${environment} key with --api-key, PAYMENT_SERVICE_API_KEY or config set apiKey (the sandbox's banner prints its keys)`,
+      );
+    }
+    return undefined;
   }
 }

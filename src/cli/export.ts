@@ -15,7 +15,7 @@ import { parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Command } from 'commander';
 import { type Paginator, type PaymentClient, PaymentServiceError } from '../index.js';
 import type { Profile } from './config.js';
-import { csvLine, ExitError, type Terminal, UsageError } from './io.js';
+import { csvLine, ExitError, type Terminal, terminalSafe, UsageError } from './io.js';
 import { type CommandContext, clientFor, failure as failureOf } from './program.js';
 import { integer } from './sandbox.js';
 
@@ -461,6 +461,7 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
       format,
     };
     let header = false;
+    const onTerminal = flags.out === undefined && Boolean(terminal.stdout.isTTY);
     for await (const page of remotePages(job, controller.signal)) {
       if (output === undefined) {
         output = await openOutput(terminal, flags.out, flags.resume !== undefined);
@@ -473,6 +474,8 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
         chunk = csvLine([...kind.columns]) + chunk;
         header = false;
       }
+      // Data read on a terminal gets its control characters escaped (a file or a pipe gets it as it is).
+      if (onTerminal) chunk = terminalSafe(chunk.replaceAll('\r\n', '\n'), true);
       // Handed to the stream whole: it reaches the output whether or not the loop goes on.
       const full = !output.stream.write(chunk);
       count += page.count;

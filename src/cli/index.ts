@@ -4,7 +4,7 @@
  * webhook listening, sandbox triggers, and the local sandbox itself. `payment-service-sdk --help`.
  */
 import { isPageWorker, registerExport, servePages } from './export.js';
-import { BROKEN_PIPE, processTerminal } from './io.js';
+import { BROKEN_PIPE, processTerminal, terminalSafe } from './io.js';
 import { registerListen } from './listen.js';
 import { run } from './program.js';
 import { registerTrigger } from './trigger.js';
@@ -22,7 +22,7 @@ function main(): void {
       process.exitCode = code;
     },
     (error: unknown) => {
-      process.stderr.write(`payment-service-sdk: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(`payment-service-sdk: ${terminalSafe(error instanceof Error ? error.message : String(error), true)}\n`);
       process.exitCode = 1;
     },
   );

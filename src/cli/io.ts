@@ -4,8 +4,23 @@
  * stdout and the exit code alone.
  */
 
-/** Exit codes: 0 done, 1 the service or the network failed, 2 the command line was wrong. */
-export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+/**
+ * Exit codes: 0 done, 1 the service or the network failed, 2 the command line was wrong, 3 a
+ * payment ended `failed` (declined), 4 a payment's outcome is not known yet (`timeout`, `pending`).
+ */
+export const EXIT = { ok: 0, failure: 1, usage: 2, paymentFailed: 3, outcomeUnknown: 4 } as const;
+
+/** The exit codes as `--help` and the README list them. */
+export const EXIT_CODES_HELP = [
+  'Exit codes:',
+  '  0    done',
+  '  1    the service or the network failed',
+  '  2    usage mistake (nothing was sent)',
+  '  3    pos pay: the payment ended failed (declined); the record is on stdout',
+  '  4    pos pay: the outcome is not known yet (timeout, still pending after recovery); the record is on stdout',
+  '  130  interrupted (Ctrl-C)',
+  '  141  the reader of stdout went away (| head)',
+].join('\n');
 
 /** Exit code when the reader of stdout went away (`| head`): 128 + SIGPIPE, as a shell reports it. */
 export const BROKEN_PIPE = 141;
@@ -59,6 +74,39 @@ export function paint(on: boolean, code: number, text: string): string {
   return on ? `\u001b[${code}m${text}\u001b[0m` : text;
 }
 
+/** C0 controls, DEL and C1 controls: what could drive a terminal. `lines` spares newline and tab. */
+function isControl(code: number, lines: boolean): boolean {
+  if (lines && (code === 0x0a || code === 0x09)) return false;
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+}
+
+function escaped(code: number): string {
+  return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+function escapeWhere(text: string, control: (code: number) => boolean): string {
+  let safe = '';
+  for (const char of text) {
+    const code = char.codePointAt(0) ?? 0;
+    safe += control(code) ? escaped(code) : char;
+  }
+  return safe;
+}
+
+/**
+ * Text safe for a terminal: control characters (ESC, BEL, other C0, DEL, C1) written as `\x1b`,
+ * `\u009b`, so that data from the service or a webhook can never retitle, recolour or clear it.
+ * `lines` keeps newlines and tabs (a message of several lines).
+ */
+export function terminalSafe(text: string, lines = false): string {
+  return escapeWhere(text, (code) => isControl(code, lines));
+}
+
+/** JSON as `JSON.stringify` writes it, with DEL and C1 controls escaped too (`\u009b`): the same value, safe to print. */
+export function safeJson(value: unknown, indent?: number): string {
+  return escapeWhere(JSON.stringify(value, null, indent), (code) => code >= 0x7f && code <= 0x9f);
+}
+
 /** The output formats of data. */
 export const FORMATS = ['table', 'json', 'ndjson', 'csv'] as const;
 export type Format = (typeof FORMATS)[number];
@@ -91,14 +139,15 @@ function cellText(value: unknown): string {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }
 
-/** One CSV field (RFC 4180): quoted only when it must be. */
-export function csvField(value: unknown): string {
-  const text = cellText(value);
+/** One CSV field (RFC 4180): quoted only when it must be; control characters escaped when it goes to a terminal. */
+export function csvField(value: unknown, forTerminal = false): string {
+  const text = forTerminal ? terminalSafe(cellText(value)) : cellText(value);
   return /[",\r\n]/.test(text) || /^\s|\s$/.test(text) ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
-export function csvLine(values: unknown[]): string {
-  return `${values.map(csvField).join(',')}\r\n`;
+/** A CSV line; `forTerminal` (stdout is a terminal) escapes control characters, a file or a pipe gets the data as it is. */
+export function csvLine(values: unknown[], forTerminal = false): string {
+  return `${values.map((value) => csvField(value, forTerminal)).join(',')}\r\n`;
 }
 
 /** Columns of a set of rows: those of the first row, then any new ones in order of appearance. */
@@ -108,56 +157,75 @@ export function columnsOf(rows: Row[], preferred: readonly string[] = []): strin
   return [...preferred.filter((key) => seen.has(key)), ...[...seen].filter((key) => !preferred.includes(key))];
 }
 
-/** A plain-text table; long cells are cut to keep a line on the screen. */
-export function table(rows: Row[], columns: string[], color: boolean): string {
-  if (rows.length === 0) return '(none)\n';
-  const cells = rows.map((row) => columns.map((column) => cellText(row[column]).replaceAll(/\s+/g, ' ').slice(0, 60)));
-  const widths = columns.map((column, index) => Math.max(column.length, ...cells.map((line) => line[index]?.length ?? 0)));
+/** Free text a table may shorten; identifiers, references and URLs are always shown whole. */
+const FREE_TEXT = new Set(['description', 'errorMessage', 'reason', 'message', 'confirmationDetail', 'forwardedBody']);
+/** Where a table shortens free text, with `…`. */
+const FREE_TEXT_CHARS = 60;
+
+/** The text of a table cell: one line, controls escaped, free text (by its field's last name) shortened with `…`. */
+export function tableCell(field: string, value: unknown): string {
+  const text = terminalSafe(cellText(value).replaceAll(/\s+/g, ' '));
+  const free = FREE_TEXT.has(field.slice(field.lastIndexOf('.') + 1));
+  return free && [...text].length > FREE_TEXT_CHARS ? `${[...text].slice(0, FREE_TEXT_CHARS - 1).join('')}…` : text;
+}
+
+/** A plain-text table of cells made with {@link tableCell}. */
+export function table(cells: string[][], columns: string[], color: boolean): string {
+  if (cells.length === 0) return '(none)\n';
+  const heads = columns.map((column) => terminalSafe(column));
+  const widths = heads.map((column, index) => Math.max(column.length, ...cells.map((line) => line[index]?.length ?? 0)));
   const line = (values: string[]) =>
     values
       .map((value, index) => value.padEnd(widths[index] ?? 0))
       .join('  ')
       .trimEnd();
-  return `${paint(color, 1, line(columns))}\n${cells.map(line).join('\n')}\n`;
+  return `${paint(color, 1, line(heads))}\n${cells.map(line).join('\n')}\n`;
 }
 
 /** Writes a list of records in `format` to stdout. */
 export function writeRecords(terminal: Terminal, format: Format, records: unknown[], preferred: readonly string[] = []): void {
   const out = terminal.stdout;
   if (format === 'json') {
-    out.write(`${JSON.stringify(records, null, 2)}\n`);
+    out.write(`${safeJson(records, 2)}\n`);
     return;
   }
   if (format === 'ndjson') {
-    for (const record of records) out.write(`${JSON.stringify(record)}\n`);
+    for (const record of records) out.write(`${safeJson(record)}\n`);
     return;
   }
   const rows = records.map((record) => flatten(record));
   const columns = columnsOf(rows, preferred);
   if (format === 'csv') {
-    out.write(csvLine(columns));
-    for (const row of rows) out.write(csvLine(columns.map((column) => row[column])));
+    const tty = Boolean(out.isTTY);
+    out.write(csvLine(columns, tty));
+    for (const row of rows)
+      out.write(
+        csvLine(
+          columns.map((column) => row[column]),
+          tty,
+        ),
+      );
     return;
   }
-  out.write(table(rows, columns, useColor(terminal, out)));
+  const cells = rows.map((row) => columns.map((column) => tableCell(column, row[column])));
+  out.write(table(cells, columns, useColor(terminal, out)));
 }
 
 /** Writes one record: a two-column table (field, value), or the record in the data formats. */
 export function writeRecord(terminal: Terminal, format: Format, record: unknown): void {
   if (format === 'json') {
-    terminal.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
+    terminal.stdout.write(`${safeJson(record, 2)}\n`);
     return;
   }
   if (format !== 'table') {
     writeRecords(terminal, format, [record]);
     return;
   }
-  const row = flatten(record);
-  const rows = Object.entries(row).map(([field, value]) => ({ field, value }));
-  terminal.stdout.write(table(rows, ['field', 'value'], useColor(terminal, terminal.stdout)));
+  const cells = Object.entries(flatten(record)).map(([field, value]) => [terminalSafe(field), tableCell(field, value)]);
+  terminal.stdout.write(table(cells, ['field', 'value'], useColor(terminal, terminal.stdout)));
 }
 
-/** A message for the person at the terminal (stderr). */
+/** A message for the person at the terminal (stderr), control characters escaped. */
 export function say(terminal: Terminal, text: string): void {
-  terminal.stderr.write(`${text}\n`);
+  terminal.stderr.write(`${terminalSafe(text, true)}\n`);
 }

@@ -6,16 +6,39 @@
  * the receiver adds itself to the sandbox's webhook URLs, so new events and the dashboard's resends
  * reach it, and takes itself off again on Ctrl-C.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
-import { type PaymentClient, parseWebhook, type WebhookEvent, WebhookNotConfirmedError, WebhookParseError } from '../index.js';
-import { findSandbox, type SandboxLink } from './control.js';
-import { BROKEN_PIPE, csvLine, EXIT, type Format, httpUrl, paint, say, type Terminal, useColor } from './io.js';
+import {
+  AuthenticationError,
+  type PaymentClient,
+  PermissionDeniedError,
+  parseWebhook,
+  type WebhookEvent,
+  WebhookNotConfirmedError,
+  WebhookParseError,
+} from '../index.js';
+import { findSandbox, KeyRefusedError, type SandboxLink } from './control.js';
+import {
+  BROKEN_PIPE,
+  csvLine,
+  EXIT,
+  ExitError,
+  type Format,
+  httpUrl,
+  paint,
+  safeJson,
+  say,
+  type Terminal,
+  terminalSafe,
+  UsageError,
+  useColor,
+} from './io.js';
 import type { CommandContext } from './program.js';
 import { integer } from './sandbox.js';
 
-/** Headers of one hop, which a proxy must not pass on (RFC 9110, 7.6.1), and those fetch sets itself. */
+/** Headers of one hop, which a proxy must not pass on (RFC 9110, 7.6.1); `host` and `content-length` are the new hop's. */
 const HOP_BY_HOP = new Set([
   'connection',
   'keep-alive',
@@ -112,26 +135,37 @@ async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
-/** POSTs the delivery to the app as it came: the same bytes, the same headers but those of one hop. */
-async function forward(target: string, request: IncomingMessage, body: Buffer): Promise<AppAnswer> {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value === undefined || HOP_BY_HOP.has(name)) continue;
-    for (const one of Array.isArray(value) ? value : [value]) headers.append(name, one);
-  }
-  try {
-    const response = await fetch(target, {
-      method: 'POST',
-      headers,
-      body: new Uint8Array(body),
-      redirect: 'manual',
-      signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS),
+/** The `--forward-to` URL: http(s), with a host and a port something can listen on. */
+function forwardTarget(value: string): URL {
+  const url = new URL(httpUrl('forward-to', value));
+  if (url.hostname === '' || url.hostname === '0.0.0.0' || url.hostname === '[::]')
+    throw new UsageError(`--forward-to must name the host of your app, for example http://127.0.0.1:3000/webhooks, got ${value}`);
+  if (url.port === '0') throw new UsageError(`--forward-to must name the port your app listens on (not 0), got ${value}`);
+  return url;
+}
+
+/**
+ * POSTs the delivery to the app as it came: the same bytes, the same headers but those of one hop.
+ * `node:http` adds only `host`, `connection` and `content-length` (fetch would add `accept`,
+ * `accept-encoding`, `accept-language`, `sec-fetch-mode` and `user-agent`), and follows no redirect.
+ */
+function forward(target: URL, request: IncomingMessage, body: Buffer): Promise<AppAnswer> {
+  const headers: OutgoingHttpHeaders = { 'content-length': body.length };
+  for (const [name, value] of Object.entries(request.headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) headers[name] = value;
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((done) => {
+    const failed = (error: Error) => done({ status: null, body: Buffer.alloc(0), contentType: null, error: error.message });
+    const outgoing = send(target, { method: 'POST', headers, signal: AbortSignal.timeout(FORWARD_TIMEOUT_MS) }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('error', failed);
+      response.on('end', () =>
+        done({ status: response.statusCode ?? null, body: Buffer.concat(chunks), contentType: response.headers['content-type'] ?? null }),
+      );
     });
-    return { status: response.status, body: Buffer.from(await response.arrayBuffer()), contentType: response.headers.get('content-type') };
-  } catch (error) {
-    const reason = error instanceof Error && error.cause instanceof Error ? error.cause.message : (error as Error).message;
-    return { status: null, body: Buffer.alloc(0), contentType: null, error: reason };
-  }
+    outgoing.on('error', failed);
+    outgoing.end(body);
+  });
 }
 
 async function confirmation(client: PaymentClient | undefined, event: WebhookEvent): Promise<[Confirmation, string | null]> {
@@ -164,9 +198,10 @@ function describe(
 /** Writes one event as its format wants it: a line of text, a CSV line, or one JSON object per line. */
 function printer(terminal: Terminal, format: Format): (event: ListenedEvent) => void {
   const out = terminal.stdout;
-  if (format === 'json' || format === 'ndjson') return (event) => out.write(`${JSON.stringify(event)}\n`);
+  if (format === 'json' || format === 'ndjson') return (event) => out.write(`${safeJson(event)}\n`);
   if (format === 'csv') {
-    out.write(csvLine([...CSV_COLUMNS]));
+    const tty = Boolean(out.isTTY);
+    out.write(csvLine([...CSV_COLUMNS], tty));
     return (event) =>
       out.write(
         csvLine(
@@ -175,23 +210,58 @@ function printer(terminal: Terminal, format: Format): (event: ListenedEvent) => 
             if (column === 'forwardedBody') return event.forwarded?.body;
             return event[column];
           }),
+          tty,
         ),
       );
   }
   const color = useColor(terminal, out);
   return (event) => {
     const ok = event.confirmation === 'confirmed';
+    // Every field but the time comes from the delivery: escaped, so a webhook cannot drive the terminal.
+    const field = (value: string) => terminalSafe(value);
     const parts = [
       event.receivedAt.slice(11, 19),
-      event.eventCode.padEnd(13),
-      (event.reference ?? '-').padEnd(28),
-      (event.amount === null ? '-' : `${event.amount} ${event.currency ?? ''}`.trim()).padEnd(10),
-      (event.status ?? '-').padEnd(10),
+      field(event.eventCode).padEnd(13),
+      field(event.reference ?? '-').padEnd(28),
+      field(event.amount === null ? '-' : `${event.amount} ${event.currency ?? ''}`.trim()).padEnd(10),
+      field(event.status ?? '-').padEnd(10),
       paint(color, ok ? 32 : event.confirmation === 'skipped' ? 2 : 31, event.confirmation.padEnd(11)),
     ];
-    if (event.forwarded) parts.push(`-> ${event.forwarded.status ?? 'no answer'} ${event.forwarded.body}`);
+    if (event.forwarded) parts.push(`-> ${event.forwarded.status ?? 'no answer'} ${field(event.forwarded.body)}`);
     out.write(`${parts.join('  ').trimEnd()}\n`);
   };
+}
+
+/** How long the start-up check of the key may take: one read, not retried. */
+const KEY_CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * Stops before listening when the API refuses the key (401, 403): no event could be confirmed. Any
+ * other failure is left to each event's confirmation, which reports it.
+ */
+async function checkKey(client: PaymentClient, baseUrl: string): Promise<void> {
+  try {
+    await client.terminals.list(undefined, { maxRetries: 0, timeout: KEY_CHECK_TIMEOUT_MS });
+  } catch (error) {
+    if (!(error instanceof AuthenticationError || error instanceof PermissionDeniedError)) return;
+    const code = error.code === undefined ? '' : `, ${error.code}`;
+    throw new ExitError(
+      `the API at ${baseUrl} refused the API key (${error.status}${code}): no event could be confirmed; check --api-key, ` +
+        '--webcode and --env (or PAYMENT_SERVICE_API_KEY, PAYMENT_SERVICE_WEBCODE; config show says which is used), or pass --no-confirm',
+      EXIT.failure,
+    );
+  }
+}
+
+/** Why the receiver could not listen, in one line (exit 1). */
+function listenError(error: NodeJS.ErrnoException, port: number, host: string): Error {
+  if (error.code === 'EADDRINUSE')
+    return new ExitError(`port ${port} is in use: pick another with --port (0 picks a free one)`, EXIT.failure);
+  if (error.code === 'EACCES')
+    return new ExitError(`port ${port} needs privileges this user lacks: pick another with --port`, EXIT.failure);
+  if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+    return new ExitError(`cannot listen on ${host}: not an address of this machine (--host)`, EXIT.failure);
+  return error;
 }
 
 function reply(response: ServerResponse, status: number, body: Buffer | string, contentType = 'application/json'): void {
@@ -224,10 +294,11 @@ export function registerListen(program: Command, context: CommandContext): void 
     .action(async (flags: ListenFlags, command: Command) => {
       const format = context.format(command);
       const port = integer('port', flags.port, 0, 65_535);
-      const target = flags.forwardTo === undefined ? undefined : httpUrl('forward-to', flags.forwardTo);
+      const target = flags.forwardTo === undefined ? undefined : forwardTarget(flags.forwardTo);
       const client = flags.confirm ? context.client(command) : undefined;
       const settings = context.settings(command);
       const print = printer(context.terminal, format);
+      if (client) await checkKey(client, settings.baseUrl ?? '');
 
       const server = createServer((request, response) => {
         void handle(request, response).catch((error: unknown) => {
@@ -274,7 +345,7 @@ export function registerListen(program: Command, context: CommandContext): void 
       };
 
       await new Promise<void>((ready, fail) => {
-        server.once('error', fail);
+        server.once('error', (error: NodeJS.ErrnoException) => fail(listenError(error, port, flags.host)));
         server.listen(port, flags.host, () => ready());
       });
       const url = localUrl(flags.host, (server.address() as AddressInfo).port);
@@ -309,6 +380,11 @@ export function registerListen(program: Command, context: CommandContext): void 
           return found;
         },
         (error: unknown) => {
+          // A refused key: the sandbox would send nothing here, so listening is pointless.
+          if (error instanceof KeyRefusedError) {
+            server.close();
+            throw error;
+          }
           say(context.terminal, `listen: ${(error as Error).message}; not registered anywhere`);
           return undefined;
         },

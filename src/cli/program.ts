@@ -12,13 +12,30 @@ import {
   type Paginator,
   PaymentClient,
   PaymentServiceError,
+  type PosPayment,
+  PosPaymentPendingError,
   RequestValidationError,
+  TerminalCommunicationError,
 } from '../index.js';
 import { VERSION } from '../version.js';
+import { parseAmount } from './amount.js';
 import { completionScript } from './completion.js';
 import { configPath, mask, PROFILE_KEYS, type Profile, profileKey, readConfig, resolveSettings, writeConfig } from './config.js';
-import { EXIT, ExitError, type Format, formatOf, say, type Terminal, UsageError, writeRecord, writeRecords } from './io.js';
-import { registerSandbox } from './sandbox.js';
+import {
+  EXIT,
+  EXIT_CODES_HELP,
+  ExitError,
+  type Format,
+  formatOf,
+  say,
+  type Terminal,
+  terminalSafe,
+  UsageError,
+  writeRecord,
+  writeRecords,
+} from './io.js';
+import { missingSetting, settingMessage, validationMessage } from './messages.js';
+import { integer, registerSandbox } from './sandbox.js';
 
 /** The options every command takes, from the root. */
 export interface GlobalOptions {
@@ -50,14 +67,21 @@ function settingsOf(options: GlobalOptions, terminal: Terminal) {
   return resolveSettings(flags, terminal.env, options.profile).settings;
 }
 
-/** A client of the resolved settings (what is not set there, the SDK reads from the environment). */
+/** A client of the resolved settings; a setting missing or refused is said in the CLI's words (exit 2). */
 export function clientFor(settings: Profile): PaymentClient {
-  return new PaymentClient({
-    apiKey: settings.apiKey,
-    webcode: settings.webcode,
-    baseUrl: settings.baseUrl,
-    environment: settings.environment as Environment | undefined,
-  });
+  for (const key of ['apiKey', 'webcode', 'baseUrl'] as const)
+    if (settings[key] === undefined) throw new ExitError(missingSetting(key), EXIT.usage);
+  try {
+    return new PaymentClient({
+      apiKey: settings.apiKey,
+      webcode: settings.webcode,
+      baseUrl: settings.baseUrl,
+      environment: settings.environment as Environment | undefined,
+    });
+  } catch (error) {
+    if (error instanceof ConfigurationError) throw new ExitError(settingMessage(error), EXIT.usage);
+    throw error;
+  }
 }
 
 export function createContext(terminal: Terminal): CommandContext {
@@ -88,12 +112,6 @@ export class CancelledError extends Error {
   override name = 'CancelledError';
 }
 
-function cents(value: string): number {
-  const number = Number(value);
-  if (value.trim() === '' || Number.isNaN(number)) throw new UsageError(`an amount is a number of cents, for example 2599; got ${value}`);
-  return number;
-}
-
 function positive(name: string): (value: string) => number {
   return (value) => {
     const number = Number(value);
@@ -102,29 +120,55 @@ function positive(name: string): (value: string) => number {
   };
 }
 
+/** A page size: the service's range, checked before anything is sent (as `export --take` does). */
+const pageSize = (value: string) => integer('take', value, 1, 100);
+
 /** The params object of a command: given flags only (an absent flag is never sent as `undefined`). */
 function params(entries: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(entries).filter(([, value]) => value !== undefined));
 }
 
-const amountOption = () => new Option('--amount <cents>', 'amount in cents, for example 2599').argParser(cents);
+const amountOption = () => new Option('--amount <cents>', 'amount in cents, as plain digits: 2599 is 25.99');
 const currencyOption = () => new Option('--currency <code>', 'EUR, GBP or USD').default('EUR');
 const keyOption = () => new Option('--idempotency-key <key>', 'Idempotency-Key of the write (default: a new UUID)');
 
-/** Items of a listing, up to `--limit` (default 100) or all with `--all`. */
-async function collect<T>(paginator: Paginator<T>, flags: { limit?: number; all?: boolean }): Promise<T[]> {
-  return paginator.toArray(flags.all ? {} : { max: flags.limit ?? 100 });
+/** Listing commands stop here unless `--limit` or `--all` says otherwise. */
+const DEFAULT_LIMIT = 100;
+
+/** Items of a listing, up to `--limit` (default 100) or all with `--all`; a cut list says so on stderr, with the total. */
+async function collect<T>(terminal: Terminal, paginator: Paginator<T>, flags: { limit?: number; all?: boolean }): Promise<T[]> {
+  const limit = flags.all ? Number.POSITIVE_INFINITY : (flags.limit ?? DEFAULT_LIMIT);
+  const items: T[] = [];
+  for await (const page of paginator.pages()) {
+    items.push(...page.items);
+    if (items.length < limit) continue;
+    if (items.length > limit || page.hasMore) {
+      const total = Math.max(page.total, items.length);
+      const limitFlag = flags.limit === undefined ? `--limit, default ${DEFAULT_LIMIT}` : '--limit';
+      say(terminal, `showing ${limit} of ${total} (${limitFlag}); --all shows every one`);
+    }
+    return items.slice(0, limit);
+  }
+  return items;
 }
 
 function listingOptions(command: Command): Command {
   return command
-    .option('--take <n>', 'page size, 1 to 100', positive('take'))
+    .option('--take <n>', 'page size, 1 to 100', pageSize)
     .option('--limit <n>', 'stop after this many items (default 100)', positive('limit'))
     .option('--all', 'every item, however many pages');
 }
 
-/** Wraps an action with its output: the record(s) it returns are written in the chosen format. */
-function output(context: CommandContext, preferred: readonly string[], run: (command: Command, ...args: string[]) => Promise<unknown>) {
+/**
+ * Wraps an action with its output: the record(s) it returns are written in the chosen format, then
+ * `verdict` may end the command with another exit code (a declined payment still prints its record).
+ */
+function output<T>(
+  context: CommandContext,
+  preferred: readonly string[],
+  run: (command: Command, ...args: string[]) => Promise<T>,
+  verdict?: (result: T) => void,
+) {
   return async (...args: unknown[]) => {
     const command = args.at(-1) as Command;
     const positional = args.slice(0, -2).filter((arg): arg is string => typeof arg === 'string');
@@ -132,7 +176,24 @@ function output(context: CommandContext, preferred: readonly string[], run: (com
     const result = await run(command, ...positional);
     if (Array.isArray(result)) writeRecords(context.terminal, format, result, preferred);
     else writeRecord(context.terminal, format, result);
+    verdict?.(result);
   };
+}
+
+/** The exit code of a POS payment's final record: 0 success, 3 failed, 4 not known yet. */
+function posVerdict(payment: PosPayment): void {
+  if (payment.status === 'failed') {
+    const reason = payment.errorMessage ? `: ${payment.errorMessage}` : '';
+    throw new ExitError(`the payment ${payment.posPaymentId} failed${reason}`, EXIT.paymentFailed);
+  }
+  if (payment.status !== 'success') throw new ExitError(unknownOutcome(payment.posPaymentId, payment.status), EXIT.outcomeUnknown);
+}
+
+function unknownOutcome(posPaymentId: string | undefined, status: string): string {
+  return (
+    `the outcome of the payment ${posPaymentId ?? '(id unknown)'} is not known yet (${status}); nothing was charged twice: ` +
+    `look it up later with payment-service-sdk pos list`
+  );
 }
 
 const SESSION_COLUMNS = ['sessionId', 'status', 'amount.value', 'amount.currency', 'paymentReference', 'customReference', 'createdAt'];
@@ -154,6 +215,22 @@ export function spinner(terminal: Terminal, text: string): () => void {
   };
 }
 
+/** A charge that ended without a final record, in the CLI's words; a payment still pending prints what is known of it. */
+function posFailure(context: CommandContext, command: Command, error: unknown, poiId: string): unknown {
+  if (error instanceof TerminalCommunicationError) {
+    return new ExitError(
+      `terminal ${poiId} is offline or unreachable (${error.status}, ${error.code ?? 'no code'}: ${error.message}): ` +
+        'check that it is on and connected, or pick another (terminals list)',
+      EXIT.failure,
+    );
+  }
+  if (error instanceof PosPaymentPendingError) {
+    if (error.lastKnown) writeRecord(context.terminal, context.format(command), error.lastKnown);
+    return new ExitError(unknownOutcome(error.posPaymentId, error.lastKnown?.status ?? 'pending'), EXIT.outcomeUnknown);
+  }
+  return error;
+}
+
 function registerResources(program: Command, context: CommandContext): void {
   const sessions = program.command('sessions').description('online payment sessions (hosted payment page)');
   sessions
@@ -173,10 +250,11 @@ function registerResources(program: Command, context: CommandContext): void {
     .action(
       output(context, SESSION_COLUMNS, async (command) => {
         const flags = command.opts();
-        await context.confirmLive(command, `Creating a session of ${flags.amount} cents`);
+        const amount = parseAmount(flags.amount, '--amount', flags.currency);
+        await context.confirmLive(command, `Creating a session of ${amount} cents`);
         return context.client(command).sessions.create(
           params({
-            amount: { value: flags.amount, currency: flags.currency },
+            amount: { value: amount, currency: flags.currency },
             urlOk: flags.urlOk,
             urlKo: flags.urlKo,
             description: flags.description,
@@ -202,7 +280,11 @@ function registerResources(program: Command, context: CommandContext): void {
   ).action(
     output(context, SESSION_COLUMNS, (command) => {
       const flags = command.opts();
-      return collect(context.client(command).sessions.list(params({ status: flags.status, take: flags.take }) as never), flags);
+      return collect(
+        context.terminal,
+        context.client(command).sessions.list(params({ status: flags.status, take: flags.take }) as never),
+        flags,
+      );
     }),
   );
   sessions
@@ -222,26 +304,39 @@ function registerResources(program: Command, context: CommandContext): void {
     .option('--pre-auth', 'a pre-authorisation (captured later)')
     .option('--no-recover', 'return the first outcome as it is (a `timeout` included)')
     .addOption(keyOption())
+    .addHelpText(
+      'after',
+      `\nExit 0 when the payment succeeded, ${EXIT.paymentFailed} when it ended failed (declined), ${EXIT.outcomeUnknown} when its outcome is not known yet\n` +
+        '(timeout, or still pending after recovery); the record is printed on stdout in each case.',
+    )
     .action(
-      output(context, POS_COLUMNS, async (command) => {
-        const flags = command.opts();
-        await context.confirmLive(command, `Charging ${flags.amount} cents on ${flags.poiId}`);
-        const stop = spinner(context.terminal, `Waiting for terminal ${flags.poiId}...`);
-        try {
-          return await context.client(command).pos.createPayment(
-            params({
-              poiId: flags.poiId,
-              amount: { value: flags.amount, currency: flags.currency },
-              description: flags.description,
-              customReference: flags.customReference,
-              isPreAuth: flags.preAuth,
-            }) as never,
-            { idempotencyKey: flags.idempotencyKey, recover: flags.recover },
-          );
-        } finally {
-          stop();
-        }
-      }),
+      output(
+        context,
+        POS_COLUMNS,
+        async (command): Promise<PosPayment> => {
+          const flags = command.opts();
+          const amount = parseAmount(flags.amount, '--amount', flags.currency);
+          await context.confirmLive(command, `Charging ${amount} cents on ${flags.poiId}`);
+          const stop = spinner(context.terminal, `Waiting for terminal ${flags.poiId}...`);
+          try {
+            return await context.client(command).pos.createPayment(
+              params({
+                poiId: flags.poiId,
+                amount: { value: amount, currency: flags.currency },
+                description: flags.description,
+                customReference: flags.customReference,
+                isPreAuth: flags.preAuth,
+              }) as never,
+              { idempotencyKey: flags.idempotencyKey, recover: flags.recover },
+            );
+          } catch (error) {
+            throw posFailure(context, command, error, flags.poiId);
+          } finally {
+            stop();
+          }
+        },
+        posVerdict,
+      ),
     );
   listingOptions(
     pos
@@ -261,7 +356,7 @@ function registerResources(program: Command, context: CommandContext): void {
         createdAtEnd: flags.createdAtEnd,
         take: flags.take,
       });
-      return collect(context.client(command).pos.list(query as never), flags);
+      return collect(context.terminal, context.client(command).pos.list(query as never), flags);
     }),
   );
   pos
@@ -279,10 +374,11 @@ function registerResources(program: Command, context: CommandContext): void {
     command.addOption(keyOption()).action(
       output(context, MODIFICATION_COLUMNS, async (self) => {
         const flags = self.opts();
+        const amount = flags.amount === undefined ? undefined : parseAmount(flags.amount, '--amount', flags.currency);
         await context.confirmLive(self, `A ${name} of ${flags.paymentReference}`);
         const body = params({
           paymentReference: flags.paymentReference,
-          amount: flags.amount === undefined ? undefined : { value: flags.amount, currency: flags.currency },
+          amount: amount === undefined ? undefined : { value: amount, currency: flags.currency },
           reason: flags.reason,
         });
         return context.client(self).modifications[name](body as never, { idempotencyKey: flags.idempotencyKey });
@@ -305,6 +401,7 @@ function registerResources(program: Command, context: CommandContext): void {
     output(context, MODIFICATION_COLUMNS, (command) => {
       const flags = command.opts();
       return collect(
+        context.terminal,
         context.client(command).modifications.list(params({ type: flags.type, status: flags.status, take: flags.take }) as never),
         flags,
       );
@@ -331,7 +428,7 @@ function registerResources(program: Command, context: CommandContext): void {
       output(context, [], async (command, input) => {
         const global = context.options(command);
         const settings = resolveSettings({ clientSecret: command.opts().secret }, context.terminal.env, global.profile).settings;
-        if (!settings.clientSecret) throw new UsageError('give --secret, PAYMENT_SERVICE_CLIENT_SECRET, or clientSecret in the profile');
+        if (!settings.clientSecret) throw new ExitError(missingSetting('clientSecret'), EXIT.usage);
         let token = input ?? '';
         if (/^https?:\/\//.test(token)) token = new URL(token).searchParams.get('data') ?? '';
         if (token === '') throw new UsageError('the URL has no data parameter');
@@ -393,8 +490,9 @@ export function buildProgram(context: CommandContext, extensions: ((program: Com
       writeOut: (text) => context.terminal.stdout.write(text),
       writeErr: (text) => context.terminal.stderr.write(text),
       // One line for a usage mistake, not the whole help.
-      outputError: (text, write) => write(`payment-service-sdk: ${text.replace(/^error: /, '').trim()} (see --help)\n`),
-    });
+      outputError: (text, write) => write(`payment-service-sdk: ${terminalSafe(text.replace(/^error: /, '').trim())} (see --help)\n`),
+    })
+    .addHelpText('after', `\n${EXIT_CODES_HELP}`);
   registerSandbox(program, context.terminal);
   registerResources(program, context);
   registerConfig(program, context);
@@ -413,8 +511,8 @@ export function buildProgram(context: CommandContext, extensions: ((program: Com
 export function failure(error: unknown): { message: string; code: number } {
   if (error instanceof ExitError) return { message: error.message, code: error.exitCode };
   if (error instanceof UsageError) return { message: `${error.message} (see --help)`, code: EXIT.usage };
-  if (error instanceof RequestValidationError || error instanceof ConfigurationError)
-    return { message: `${error.name}: ${error.message}`, code: EXIT.usage };
+  if (error instanceof RequestValidationError) return { message: `${validationMessage(error)} (see --help)`, code: EXIT.usage };
+  if (error instanceof ConfigurationError) return { message: settingMessage(error), code: EXIT.usage };
   if (error instanceof PaymentServiceError) return { message: `${error.name}: ${error.message}`, code: EXIT.failure };
   if (error instanceof CancelledError) return { message: error.message, code: EXIT.failure };
   return { message: error instanceof Error ? error.message : String(error), code: EXIT.failure };
@@ -428,12 +526,14 @@ export async function run(argv: string[], terminal: Terminal, extensions: Parame
     return EXIT.ok;
   } catch (error) {
     if (error instanceof CommanderError) {
-      // Help asked for, or the version: done. Help shown because a command was missing: a usage mistake.
+      // Help asked for (`--help`, `help`, `help <command>`, `<group> help <sub>`), or the version: done.
+      // Help shown because a command was missing (commander's exit code 1 there): a usage mistake.
       if (error.code === 'commander.helpDisplayed' || error.code === 'commander.version') return EXIT.ok;
+      if (error.code === 'commander.help' && error.exitCode === 0) return EXIT.ok;
       return EXIT.usage;
     }
     const { message, code } = failure(error);
-    terminal.stderr.write(`payment-service-sdk: ${message}\n`);
+    terminal.stderr.write(`payment-service-sdk: ${terminalSafe(message, true)}\n`);
     return code;
   }
 }

@@ -10,6 +10,7 @@ import { type Currency, type PaymentClient, TerminalBusyError, type ValidationIs
 import { CreatePosPaymentParamsSchema } from '../schemas/pos.js';
 import { CreateSessionParamsSchema } from '../schemas/sessions.js';
 import { POS_TEST_ENDINGS, type PosTestOutcome, posTestAmount, TEST_CARDHOLDER_NAMES, TEST_TERMINALS } from '../testing/index.js';
+import { parseAmount } from './amount.js';
 import { findSandbox, type SandboxLink } from './control.js';
 import { type Format, UsageError, writeRecords } from './io.js';
 import { type CommandContext, spinner } from './program.js';
@@ -25,8 +26,8 @@ interface Param {
   description: string;
   /** Shown in help; the scenario applies it. */
   default?: string;
-  /** Turns the text after `=` into the value, or throws a UsageError saying what it must be. */
-  parse?: (value: string, key: string) => unknown;
+  /** Turns the text after `=` into the value, or throws a UsageError saying what it must be; `currency` is `--param currency`'s. */
+  parse?: (value: string, key: string, currency: string | undefined) => unknown;
 }
 
 type Values = Record<string, unknown>;
@@ -81,10 +82,8 @@ interface Scenario {
   run(run: Run): Promise<void>;
 }
 
-function cents(value: string, key: string): number {
-  if (!/^\d{1,15}$/.test(value) || Number(value) < 1)
-    throw new UsageError(`--param ${key} must be a whole number of cents of at least 1, got ${value}`);
-  return Number(value);
+function cents(value: string, key: string, currency: string | undefined): number {
+  return parseAmount(value, `--param ${key}`, currency);
 }
 
 function oneOf(choices: readonly string[]) {
@@ -322,6 +321,7 @@ const SCENARIOS: readonly Scenario[] = [
     },
     check(values) {
       const issues = issuesOf(CreateSessionParamsSchema, sessionParams(values, 'refund.success'));
+      if (values.refundAmount === 0) issues.push({ path: '--param refundAmount', message: 'must be greater than 0' });
       if (
         values.refundAmount !== undefined &&
         (values.refundAmount as number) > ((values.amount as number | undefined) ?? DEFAULT_AMOUNT)
@@ -378,6 +378,7 @@ function scenarioHelp(): string {
 /** Reads the `--param key=value` list against the scenario's keys: every key known, used once, its value valid. */
 function paramValues(scenario: Scenario, given: readonly string[]): Values {
   const values: Values = {};
+  const currency = given.findLast((entry) => entry.startsWith('currency='))?.slice('currency='.length);
   for (const entry of given) {
     const split = entry.indexOf('=');
     if (split <= 0) throw new UsageError(`--param takes key=value, got ${entry}`);
@@ -388,7 +389,7 @@ function paramValues(scenario: Scenario, given: readonly string[]): Values {
       throw new UsageError(`${scenario.name} has no parameter ${key}; it takes ${Object.keys(scenario.params).join(', ')}`);
     }
     if (Object.hasOwn(values, key)) throw new UsageError(`--param ${key} is given twice`);
-    values[key] = param.parse ? param.parse(text, key) : text;
+    values[key] = param.parse ? param.parse(text, key, currency) : text;
   }
   return values;
 }

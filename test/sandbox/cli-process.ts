@@ -118,3 +118,10 @@ export function buildOnce(): void {
 export function killAll(): void {
   for (const child of children) child.kill('SIGKILL');
 }
+
+/** The characters of `text` that could drive a terminal (C0 but newline, DEL, C1), as code points. */
+export function controlsIn(text: string): number[] {
+  return [...text]
+    .map((char) => char.codePointAt(0) ?? 0)
+    .filter((code) => (code < 0x20 && code !== 0x0a) || (code >= 0x7f && code <= 0x9f));
+}
