@@ -160,6 +160,7 @@ describe('against the sandbox', { timeout: 30_000 }, () => {
       currency: 'EUR',
       status: 'AUTHORISED',
       confirmation: 'confirmed',
+      outcome: 'authorised',
       confirmationDetail: null,
       forwarded: { status: 503, body: 'failing on purpose' },
     });
@@ -208,6 +209,25 @@ describe('against the sandbox', { timeout: 30_000 }, () => {
     expect(started.sandbox.webhookUrls).toEqual([]);
   });
 
+  it('prints a declined POS payment as confirmed and refused, in the table and in JSON', async () => {
+    const started = await sandboxes.start({ posDelayMs: 0 });
+    const table = await listen(['--format', 'table'], envFor(started.sandbox));
+    const json = await listen(['--format', 'ndjson'], envFor(started.sandbox));
+    const declined = await started.test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1077, currency: 'EUR' } });
+    expect(declined.status).toBe('failed');
+    const [event] = await json.eventsAt(1);
+    expect(event).toMatchObject({ reference: declined.posPaymentId, status: 'REFUSED', confirmation: 'confirmed', outcome: 'refused' });
+    const line = await until(
+      () => 'the table line',
+      () => table.stdout().trim().split('\n').find((row) => row.includes(declined.posPaymentId)),
+    );
+    expect(line).toMatch(new RegExp(`AUTHORISATION  ${declined.posPaymentId}\\s+1077 EUR\\s+REFUSED\\s+refused$`));
+    for (const listener of [table, json]) {
+      listener.child.kill('SIGTERM');
+      await listener.exit;
+    }
+  });
+
   it('says when the API does not confirm an event; refuses what is not a webhook; CSV lines', async () => {
     const started = await sandboxes.start();
     const listener = await listen(['--format', 'csv'], envFor(started.sandbox));
@@ -235,12 +255,12 @@ describe('against the sandbox', { timeout: 30_000 }, () => {
       },
     );
     expect(rows[0]).toBe(
-      'receivedAt,eventCode,reference,paymentReference,amount,currency,status,confirmation,confirmationDetail,forwardedStatus,forwardedBody',
+      'receivedAt,eventCode,reference,paymentReference,amount,currency,status,confirmation,outcome,confirmationDetail,forwardedStatus,forwardedBody',
     );
-    expect(rows[1]).toMatch(new RegExp(`,AUTHORISATION,${reference},${reference},2599,EUR,AUTHORISED,confirmed,,,$`));
+    expect(rows[1]).toMatch(new RegExp(`,AUTHORISATION,${reference},${reference},2599,EUR,AUTHORISED,confirmed,authorised,,,$`));
     // Each event is printed once confirmed: the two forged ones in either order.
     const mismatch = rows.find((row) => row.includes(',mismatch,'));
-    expect(mismatch).toMatch(new RegExp(`,AUTHORISATION,${reference},${reference},1,EUR,AUTHORISED,mismatch,"The API does not confirm`));
+    expect(mismatch).toMatch(new RegExp(`,AUTHORISATION,${reference},${reference},1,EUR,AUTHORISED,mismatch,,"The API does not confirm`));
     expect(mismatch).toContain('amount is 2599, the webhook says 1');
     expect(rows.find((row) => row.includes('-PXTT-999999'))).toMatch(/,100,EUR,AUTHORISED,not-found,/);
     expect(rows).toHaveLength(4);

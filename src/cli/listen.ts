@@ -17,6 +17,7 @@ import {
   parseWebhook,
   type WebhookEvent,
   WebhookNotConfirmedError,
+  type WebhookOutcome,
   WebhookParseError,
 } from '../index.js';
 import { findSandbox, KeyRefusedError, type SandboxLink } from './control.js';
@@ -74,6 +75,8 @@ interface ListenedEvent {
   /** `paymentStatus` of an AUTHORISATION, `status` of a REFUND. */
   status: string | null;
   confirmation: Confirmation;
+  /** What the confirmed event says happened (`authorised`, `refused`, `refunded`, `failed`); `null` when not confirmed. */
+  outcome: WebhookOutcome | null;
   /** Why it was not confirmed. */
   confirmationDetail: string | null;
   /** The app's answer under `--forward-to`: its status (`null` when it did not answer) and the start of its body. */
@@ -90,6 +93,7 @@ const CSV_COLUMNS = [
   'currency',
   'status',
   'confirmation',
+  'outcome',
   'confirmationDetail',
   'forwardedStatus',
   'forwardedBody',
@@ -168,15 +172,27 @@ function forward(target: URL, request: IncomingMessage, body: Buffer): Promise<A
   });
 }
 
-async function confirmation(client: PaymentClient | undefined, event: WebhookEvent): Promise<[Confirmation, string | null]> {
-  if (!client) return ['skipped', null];
+async function confirmation(
+  client: PaymentClient | undefined,
+  event: WebhookEvent,
+): Promise<Pick<ListenedEvent, 'confirmation' | 'outcome' | 'confirmationDetail'>> {
+  if (!client) return { confirmation: 'skipped', outcome: null, confirmationDetail: null };
   try {
-    await client.webhooks.confirm(event);
-    return ['confirmed', null];
+    const { outcome } = await client.webhooks.confirm(event);
+    return { confirmation: 'confirmed', outcome, confirmationDetail: null };
   } catch (error) {
-    if (error instanceof WebhookNotConfirmedError) return [error.reason, error.message];
-    return ['error', error instanceof Error ? `${error.name}: ${error.message}` : String(error)];
+    if (error instanceof WebhookNotConfirmedError) return { confirmation: error.reason, outcome: null, confirmationDetail: error.message };
+    const detail = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { confirmation: 'error', outcome: null, confirmationDetail: detail };
   }
+}
+
+/** The table's last column: a confirmed refusal reads as what it is, in yellow, apart from both success and doubt. */
+function verdict(event: ListenedEvent): [word: string, color: number] {
+  if (event.confirmation === 'skipped') return ['skipped', 2];
+  if (event.confirmation !== 'confirmed') return [event.confirmation, 31];
+  if (event.outcome === 'refused' || event.outcome === 'failed') return [event.outcome, 33];
+  return ['confirmed', 32];
 }
 
 function describe(
@@ -216,7 +232,7 @@ function printer(terminal: Terminal, format: Format): (event: ListenedEvent) => 
   }
   const color = useColor(terminal, out);
   return (event) => {
-    const ok = event.confirmation === 'confirmed';
+    const [word, code] = verdict(event);
     // Every field but the time comes from the delivery: escaped, so a webhook cannot drive the terminal.
     const field = (value: string) => terminalSafe(value);
     const parts = [
@@ -225,7 +241,7 @@ function printer(terminal: Terminal, format: Format): (event: ListenedEvent) => 
       field(event.reference ?? '-').padEnd(28),
       field(event.amount === null ? '-' : `${event.amount} ${event.currency ?? ''}`.trim()).padEnd(10),
       field(event.status ?? '-').padEnd(10),
-      paint(color, ok ? 32 : event.confirmation === 'skipped' ? 2 : 31, event.confirmation.padEnd(11)),
+      paint(color, code, word.padEnd(11)),
     ];
     if (event.forwarded) parts.push(`-> ${event.forwarded.status ?? 'no answer'} ${field(event.forwarded.body)}`);
     out.write(`${parts.join('  ').trimEnd()}\n`);
@@ -333,12 +349,10 @@ export function registerListen(program: Command, context: CommandContext): void 
         else reply(response, 400, JSON.stringify({ error: 'not a webhook: a JSON object { event_code, data }' }));
         if (answer?.error) say(context.terminal, `listen: ${target} did not answer: ${answer.error}`);
         if (!event) return;
-        const [confirmed, detail] = await confirmation(client, event);
         print({
           receivedAt,
           ...describe(event),
-          confirmation: confirmed,
-          confirmationDetail: detail,
+          ...(await confirmation(client, event)),
           forwarded: answer ? { status: answer.status, body: oneLine(answer.body.toString('utf8')) } : null,
           event,
         });
