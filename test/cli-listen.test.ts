@@ -219,7 +219,12 @@ describe('against the sandbox', { timeout: 30_000 }, () => {
     expect(event).toMatchObject({ reference: declined.posPaymentId, status: 'REFUSED', confirmation: 'confirmed', outcome: 'refused' });
     const line = await until(
       () => 'the table line',
-      () => table.stdout().trim().split('\n').find((row) => row.includes(declined.posPaymentId)),
+      () =>
+        table
+          .stdout()
+          .trim()
+          .split('\n')
+          .find((row) => row.includes(declined.posPaymentId)),
     );
     expect(line).toMatch(new RegExp(`AUTHORISATION  ${declined.posPaymentId}\\s+1077 EUR\\s+REFUSED\\s+refused$`));
     for (const listener of [table, json]) {
