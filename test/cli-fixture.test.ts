@@ -444,6 +444,15 @@ describe('the JSON Schema', () => {
     expect(manifest.files).toContain('dist');
   });
 
+  it("the guide's fixture is the paid-then-refunded example, pointing at the installed package's schema", () => {
+    const guide = readFileSync(join(ROOT, 'docs/sandbox.md'), 'utf8');
+    const block = /### Fixtures[\s\S]*?```json\n([\s\S]*?)```/.exec(guide)?.[1];
+    const shown = JSON.parse(block ?? 'null');
+    const example = JSON.parse(readFileSync(join(EXAMPLES, 'paid-then-refunded.json'), 'utf8'));
+    expect(shown.$schema).toBe('./node_modules/payment-service-sdk/fixture.schema.json');
+    expect(shown.steps).toEqual(example.steps);
+  });
+
   it('accepts every example, and the examples point at it', () => {
     for (const name of readdirSync(EXAMPLES)) {
       const example = JSON.parse(readFileSync(join(EXAMPLES, name), 'utf8'));
