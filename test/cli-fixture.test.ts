@@ -161,6 +161,23 @@ describe('steps and references', () => {
     expect(delivered(made[0]?.reference ?? '', 'AUTHORISATION').length).toBeGreaterThanOrEqual(2);
   });
 
+  it("the Sandbox object's method names are the same actions", async () => {
+    const path = fixtureFile({
+      steps: [
+        SESSION,
+        { name: 'expire', action: 'sandbox.expireSession', params: { sessionId: ref('session.sessionId') } },
+        { name: 'charge', action: 'pos.createPayment', params: { poiId: 'V400m-TEST-000001', amount: { value: 2099, currency: 'EUR' } } },
+        { name: 'resolve', action: 'sandbox.resolvePosPayment', params: { posPaymentId: ref('charge.posPaymentId'), outcome: 'failed' } },
+      ],
+    });
+    const made = await fixture(path);
+    expect(made.map((record) => [record.step, record.type, record.status])).toEqual([
+      ['session', 'session', 'expired'],
+      ['charge', 'pos-payment', 'failed'],
+    ]);
+    expect(sandbox.records.posPayment(made[1]?.id ?? '')?.status).toBe('failed');
+  });
+
   it('a step that fails at run time: the records made before it are printed, the step named, exit 1', async () => {
     const before = sandbox.records.counts();
     const path = fixtureFile({
@@ -196,6 +213,17 @@ describe('steps and references', () => {
     expect(row).toMatch(/^session,session,[^,]+,failed,[^,]+,4500,EUR,$/);
     const table = await cli(['trigger', '--fixture', join(EXAMPLES, 'declined.json'), '--format', 'table']);
     expect(table.stdout.split('\n')[0]).toMatch(/^step\s+type\s+id\s+status/);
+  });
+});
+
+describe('help', () => {
+  it('trigger --help shows --fixture and --override, and where the format is described', async () => {
+    const help = await cli(['trigger', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: payment-service-sdk trigger \[options\] \[scenario\]/);
+    expect(help.stdout).toMatch(/--fixture <file>\s+run the steps of a fixture file/);
+    expect(help.stdout).toMatch(/--override <step\.field=value>\s+set a field of a fixture step/);
+    expect(help.stdout).toContain('payment-service-sdk/fixture.schema.json');
   });
 });
 
