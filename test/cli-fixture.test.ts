@@ -393,6 +393,11 @@ const REFUSED: Record<string, Refused> = {
     args: ['--override', 'pay.colour=red'],
     message: /--override pay\.colour: step pay \(sandbox\.pay\) has no field colour/,
   },
+  'an override into a prototype': {
+    file: { steps: [{ name: 'extend', action: 'modifications.extend', params: { paymentReference: 'P-1' } }] },
+    args: ['--override', 'extend.__proto__=yes'],
+    message: /--override extend\.__proto__: step extend \(modifications\.extend\) has no field __proto__/,
+  },
   'an override of an object': {
     file: session({}),
     args: ['--override', 'session.amount=100'],
