@@ -1,4 +1,6 @@
+import { writeFile } from 'node:fs/promises';
 import { defineConfig, type Options } from 'tsup';
+import { fixtureJsonSchema } from './src/cli/fixture/schema.js';
 
 const shared = {
   format: ['esm', 'cjs'],
@@ -31,6 +33,8 @@ export default defineConfig([
     clean: ['!schema-compiler.*'],
     splitting: true,
     esbuildPlugins: [schemaCompilerExternal],
+    // `payment-service-sdk/fixture.schema.json`: made from the action table the CLI checks fixtures with.
+    onSuccess: () => writeFile('dist/fixture.schema.json', `${JSON.stringify(fixtureJsonSchema(), null, 2)}\n`),
   },
   {
     ...shared,

@@ -1,13 +1,13 @@
 /**
  * Amounts on the command line: integer minor units (cents) written as plain digits, and nothing
  * else. `15.00` would otherwise reach the service as 15 cents and `1e3` as 1000, so every way of
- * writing an amount (`--amount`, `--param amount=`, `--param refundAmount=`) goes through
+ * writing an amount (`--amount`, `--param amount=`, `--param refundAmount=`, `--override session.amount.value=`) goes through
  * {@link parseAmount} before anything is sent.
  */
 import { UsageError } from './io.js';
 
-/** How the amount is given: `--amount`, or a `--param key` of `trigger`. */
-export type AmountFlag = `--amount` | `--param ${string}`;
+/** How the amount is given: `--amount`, a `--param key` of `trigger`, or an `--override step.field` of a fixture. */
+export type AmountFlag = `--amount` | `--param ${string}` | `--override ${string}`;
 
 /** `flag` set to `value`, as it is typed. */
 function typed(flag: AmountFlag, value: number | string): string {

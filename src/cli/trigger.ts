@@ -3,6 +3,7 @@
  * (records, webhooks) through the public API and the sandbox's control API, and prints the
  * records it made. Every `--param` is checked before the first request: an unknown key, a key the
  * scenario does not use, or a bad value is a usage error (exit 2) and nothing is made.
+ * `trigger --fixture FILE.json` runs the steps of a file instead (./fixture/).
  */
 import { Argument, type Command } from 'commander';
 import { parseWith, toIssues } from '../core/response.js';
@@ -12,6 +13,9 @@ import { CreateSessionParamsSchema } from '../schemas/sessions.js';
 import { POS_TEST_ENDINGS, type PosTestOutcome, posTestAmount, TEST_CARDHOLDER_NAMES, TEST_TERMINALS } from '../testing/index.js';
 import { parseAmount } from './amount.js';
 import { findSandbox, type SandboxLink } from './control.js';
+import type { TouchedRecord } from './fixture/actions.js';
+import { loadFixture } from './fixture/file.js';
+import { runFixture } from './fixture/run.js';
 import { type Format, UsageError, writeRecords } from './io.js';
 import { type CommandContext, spinner } from './program.js';
 
@@ -46,9 +50,9 @@ interface Timeline {
   deliveries: Delivery[];
 }
 
-/** One record a scenario made. */
+/** One record a scenario or a fixture made. */
 interface TriggeredRecord {
-  type: 'session' | 'pos-payment' | 'refund';
+  type: TouchedRecord['type'];
   id: string | null;
   status: string;
   /** The payment's reference (the refund's, for a refund). */
@@ -214,11 +218,15 @@ async function createSession(run: Run, scenario: string) {
   return run.client.sessions.create(sessionParams(run.values, scenario) as never);
 }
 
+/** The session's payment reference, or its last attempt's: a declined attempt has a reference of its own, the session none. */
+function sessionReference(timeline: Timeline): unknown {
+  const attempts = timeline.record.attempts as { paymentReference?: unknown }[] | undefined;
+  return timeline.record.paymentReference ?? attempts?.at(-1)?.paymentReference;
+}
+
 async function sessionRecord(run: Run, sessionId: string): Promise<TriggeredRecord> {
   const timeline = await settled(run.sandbox, `sessions/${encodeURIComponent(sessionId)}`);
-  // A declined attempt has a payment reference of its own; the session holds none.
-  const attempts = timeline.record.attempts as { paymentReference?: unknown }[] | undefined;
-  return made('session', sessionId, timeline.record.paymentReference ?? attempts?.at(-1)?.paymentReference, timeline);
+  return made('session', sessionId, sessionReference(timeline), timeline);
 }
 
 async function posPayment(run: Run, outcome: PosTestOutcome, scenario: string) {
@@ -375,6 +383,16 @@ function scenarioHelp(): string {
   return lines.join('\n');
 }
 
+const FIXTURE_HELP = [
+  'Fixtures: --fixture FILE.json runs declarative steps instead of a scenario, each an SDK method',
+  '(sessions.create, pos.createPayment, modifications.refund, ...) or a sandbox action (sandbox.pay,',
+  'sandbox.expire, sandbox.resolve, sandbox.advanceClock, sandbox.emitEvent, ...); params may refer to',
+  `earlier results as \${step.field.path}. The whole file is checked before the first step runs (exit 2,`,
+  'nothing made). JSON Schema: payment-service-sdk/fixture.schema.json. Guide: docs/sandbox.md, "Fixtures".',
+  '',
+  'Example: payment-service-sdk trigger --fixture paid-then-refunded.json --override session.amount.value=2500',
+].join('\n');
+
 /** Reads the `--param key=value` list against the scenario's keys: every key known, used once, its value valid. */
 function paramValues(scenario: Scenario, given: readonly string[]): Values {
   const values: Values = {};
@@ -417,48 +435,84 @@ function rows(format: Format, records: TriggeredRecord[]): unknown[] {
   }));
 }
 
+/** The sandbox at the client's base URL, in its Test environment: what both a scenario and a fixture run against. */
+async function sandboxOf(context: CommandContext, command: Command): Promise<{ client: PaymentClient; sandbox: SandboxLink }> {
+  if (context.environment(command) !== 'test') throw new UsageError('trigger runs in the Test environment of the sandbox: drop --env live');
+  const client = context.client(command);
+  const sandbox = await findSandbox(context.settings(command));
+  if (!sandbox)
+    throw new UsageError('trigger works against the sandbox only, and the base URL is not one (start one: payment-service-sdk sandbox)');
+  return { client, sandbox };
+}
+
+const COLUMNS = ['type', 'id', 'status', 'reference', 'amount.value', 'amount.currency', 'webhooks'];
+
+/** Checks the whole fixture (exit 2, nothing made), runs its steps, and prints the records they made with their webhooks. */
+async function triggerFixture(context: CommandContext, command: Command, file: string, overrides: readonly string[]): Promise<void> {
+  const steps = loadFixture(file, overrides);
+  const format = context.format(command);
+  const { client, sandbox } = await sandboxOf(context, command);
+  const { made: touched, failure } = await runFixture(steps, { client, sandbox, wait: (text) => spinner(context.terminal, text) });
+  const records: (TriggeredRecord & { step: string })[] = [];
+  for (const record of touched) {
+    const timeline = await settled(sandbox, record.path);
+    const reference = record.type === 'session' ? sessionReference(timeline) : record.id;
+    records.push({ step: record.step, ...made(record.type, record.id, reference, timeline) });
+  }
+  // What was made is printed even when a later step failed: the person needs to know it exists.
+  if (failure === undefined || records.length > 0) writeRecords(context.terminal, format, rows(format, records), ['step', ...COLUMNS]);
+  if (failure) throw failure;
+}
+
+function collect(value: string, all: string[] = []): string[] {
+  return [...all, value];
+}
+
 export function registerTrigger(program: Command, context: CommandContext): void {
   program
     .command('trigger')
-    .description('make the sandbox produce a scenario: the records and their webhooks (sandbox only)')
-    .addArgument(new Argument('<scenario>', 'what to produce').choices(TRIGGER_SCENARIOS))
-    .option('--param <key=value>', 'set a parameter of the scenario (repeatable); see below', (value: string, all: string[] = []) => [
-      ...all,
-      value,
-    ])
+    .description('make the sandbox produce a scenario, or run the steps of a fixture file: the records and their webhooks (sandbox only)')
+    .addArgument(new Argument('[scenario]', 'what to produce').choices(TRIGGER_SCENARIOS))
+    .option('--param <key=value>', 'set a parameter of the scenario (repeatable); see below', collect)
     .option('--holder <name>', 'cardholder name of payment.declined, which picks the decline')
-    .addHelpText('after', scenarioHelp())
-    .action(async (name: string, flags: { param?: string[]; holder?: string }, command: Command) => {
-      const scenario = SCENARIOS.find((candidate) => candidate.name === name);
-      if (!scenario) throw new UsageError(`unknown scenario ${name}`);
-      const values = paramValues(scenario, flags.param ?? []);
-      const holder = holderOf(scenario, flags.holder);
-      const issues = scenario.check(values);
-      if (issues.length > 0) throw new UsageError(issues.map((issue) => `${issue.path} ${issue.message}`).join('; '));
-      const format = context.format(command);
-      if (context.environment(command) !== 'test')
-        throw new UsageError('trigger runs in the Test environment of the sandbox: drop --env live');
-      const client = context.client(command);
-      const sandbox = await findSandbox(context.settings(command));
-      if (!sandbox)
-        throw new UsageError(
-          'trigger works against the sandbox only, and the base URL is not one (start one: payment-service-sdk sandbox)',
-        );
-      const run: Run = { client, sandbox, values, holder, wait: (text) => spinner(context.terminal, text), made: [], unexpected: [] };
-      let failure: unknown;
-      try {
-        await scenario.run(run);
-      } catch (error) {
-        failure = error;
-      }
-      // What was made is printed even when a later step failed: the person needs to know it exists.
-      if (failure === undefined || run.made.length > 0) {
-        const columns = ['type', 'id', 'status', 'reference', 'amount.value', 'amount.currency', 'webhooks'];
-        writeRecords(context.terminal, format, rows(format, run.made), columns);
-      }
-      if (failure !== undefined) throw failure;
-      if (run.unexpected.length > 0) throw new ScenarioError(`${scenario.name} did not happen as described: ${run.unexpected.join('; ')}`);
-    });
+    .option('--fixture <file>', 'run the steps of a fixture file (JSON) instead of a scenario; see below')
+    .option('--override <step.field=value>', 'set a field of a fixture step (repeatable): session.amount.value=2500', collect)
+    .addHelpText('after', `${scenarioHelp()}\n${FIXTURE_HELP}`)
+    .action(
+      async (
+        name: string | undefined,
+        flags: { param?: string[]; holder?: string; fixture?: string; override?: string[] },
+        command: Command,
+      ) => {
+        if (flags.fixture !== undefined) {
+          const mixed = name ?? (flags.param ? '--param' : flags.holder !== undefined ? '--holder' : undefined);
+          if (mixed !== undefined) throw new UsageError(`--fixture runs a file instead of a scenario: drop ${mixed}`);
+          await triggerFixture(context, command, flags.fixture, flags.override ?? []);
+          return;
+        }
+        if (flags.override) throw new UsageError('--override sets a field of a --fixture step: give --fixture FILE');
+        const scenario = SCENARIOS.find((candidate) => candidate.name === name);
+        if (!scenario) throw new UsageError('give a scenario, or --fixture FILE');
+        const values = paramValues(scenario, flags.param ?? []);
+        const holder = holderOf(scenario, flags.holder);
+        const issues = scenario.check(values);
+        if (issues.length > 0) throw new UsageError(issues.map((issue) => `${issue.path} ${issue.message}`).join('; '));
+        const format = context.format(command);
+        const { client, sandbox } = await sandboxOf(context, command);
+        const run: Run = { client, sandbox, values, holder, wait: (text) => spinner(context.terminal, text), made: [], unexpected: [] };
+        let failure: unknown;
+        try {
+          await scenario.run(run);
+        } catch (error) {
+          failure = error;
+        }
+        // What was made is printed even when a later step failed: the person needs to know it exists.
+        if (failure === undefined || run.made.length > 0) writeRecords(context.terminal, format, rows(format, run.made), COLUMNS);
+        if (failure !== undefined) throw failure;
+        if (run.unexpected.length > 0)
+          throw new ScenarioError(`${scenario.name} did not happen as described: ${run.unexpected.join('; ')}`);
+      },
+    );
 }
 
 /** The sandbox did not do what the scenario says (exit 1); the records it made were printed. */

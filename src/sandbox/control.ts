@@ -45,7 +45,7 @@ export interface ControlListParams {
 }
 
 /** Longest clock advance accepted at once: a year. */
-const MAX_ADVANCE_MS = 366 * 86_400_000;
+export const MAX_ADVANCE_MS = 366 * 86_400_000;
 /** Scheduled jobs run by one advance at most (a bound against a job that reschedules itself forever). */
 const MAX_ADVANCE_STEPS = 10_000;
 
