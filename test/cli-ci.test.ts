@@ -222,7 +222,7 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', { timeout: 
     expect(count('live')).toBe(before);
   });
 
-  it('--api-key - asks for the key without echoing it; under --no-input it is refused, never waited on', async () => {
+  it('--api-key - asks for the key without echoing it, Ctrl-C ends it (130); under --no-input it is refused, never waited on', async () => {
     const before = count('test');
     const asked = pane(['--api-key', '-', ...SESSION]);
     await asked.until(/API key \(not shown\):/);
@@ -235,6 +235,11 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', { timeout: 
     const refused = await pane(['--no-input', '--api-key', '-', ...SESSION]).until(/\[exit \d+\]/);
     expect(refused).toMatch(/--api-key - reads the key from stdin, a terminal, and nothing is asked under --no-input/);
     expect(refused).toMatch(/\[exit 2\]/);
+
+    const interrupted = pane(['--api-key', '-', ...SESSION]);
+    await interrupted.until(/API key \(not shown\):/);
+    interrupted.press('C-c');
+    expect(await interrupted.until(/\[exit \d+\]/)).toMatch(/^payment-service-sdk: interrupted: nothing was sent\n\[exit 130\]/m);
     expect(count('test')).toBe(before + 1);
   });
 });

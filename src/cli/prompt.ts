@@ -33,10 +33,14 @@ export async function ask(terminal: Terminal, question: string, options: { hidde
   const interrupted = new Promise<never>((_, fail) =>
     prompt.once('SIGINT', () => fail(new ExitError('interrupted: nothing was sent', INTERRUPTED))),
   );
+  let answered = false;
   try {
-    return await Promise.race([prompt.question(options.hidden ? '' : question), interrupted]);
+    const answer = await Promise.race([prompt.question(options.hidden ? '' : question), interrupted]);
+    answered = true;
+    return answer;
   } finally {
     prompt.close();
-    if (options.hidden) terminal.stderr.write('\n');
+    // The typed line's Enter was not echoed (hidden), or Ctrl-C left the cursor after the question.
+    if (options.hidden || !answered) terminal.stderr.write('\n');
   }
 }
