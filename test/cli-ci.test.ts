@@ -4,8 +4,9 @@
  * never in a process list, and `sandbox --ready-file`. The built bin against sandboxes on 127.0.0.1;
  * what only a terminal shows, in tmux.
  */
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,14 +99,20 @@ describe('nothing ever asks off a terminal or under --no-input', () => {
 });
 
 describe('the API key from a file', () => {
-  it('--api-key-file reads the key, dropping one trailing newline, and the write goes through', async () => {
+  it('--api-key-file reads the key, once, dropping one trailing newline, and the write goes through', async () => {
     const before = count('test');
     for (const content of [KEYS.test, `${KEYS.test}\n`, `${KEYS.test}\r\n`]) {
       const result = await cli(['--api-key-file', keyFile(content), ...SESSION]);
       expect(result.code, result.stderr).toBe(0);
       expect(JSON.parse(result.stdout).sessionId).toMatch(/-EXTT-/);
     }
-    expect(count('test')).toBe(before + 3);
+    // A file that can be read only once (a FIFO, as /dev/stdin of a shell pipe), though the settings are looked at more than once.
+    const fifo = join(tempDir(), 'key.fifo');
+    execFileSync('mkfifo', ['-m', '600', fifo]);
+    const started = run(['--api-key-file', fifo, ...SESSION], { env: envFor() });
+    createWriteStream(fifo).end(`${KEYS.test}\n`);
+    expect((await started.exit).code, started.stderr()).toBe(0);
+    expect(count('test')).toBe(before + 4);
   });
 
   it('a missing, empty, unreadable or malformed file is one line, exit 2, nothing sent, and its content is never printed', async () => {

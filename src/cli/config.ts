@@ -2,14 +2,12 @@
  * Where the CLI's client settings come from, first found first: flags, the SDK's environment
  * variables (`PAYMENT_SERVICE_*`), then a profile of the optional file
  * `~/.config/payment-service/config.json` (`$XDG_CONFIG_HOME` is honoured; `PAYMENT_SERVICE_CONFIG`
- * names another file). The API key may also come from a file named by `PAYMENT_SERVICE_API_KEY_FILE`,
- * right after `PAYMENT_SERVICE_API_KEY`. The file is written with mode 0600, and secrets are never printed.
+ * names another file). The file is written with mode 0600, and secrets are never printed.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { UsageError } from './io.js';
-import { API_KEY_FILE_ENV, readKeyFile } from './key-source.js';
 
 /** The settings a profile may hold. */
 export const PROFILE_KEYS = ['apiKey', 'webcode', 'baseUrl', 'environment', 'clientSecret'] as const;
@@ -73,8 +71,7 @@ export function profileKey(name: string): ProfileKey {
 
 /**
  * The settings from flags, variables and the profile, each with where it came from (`flagSources`
- * names a flag's origin when it is not the flag itself, as `--api-key-file`). The key file of
- * `PAYMENT_SERVICE_API_KEY_FILE` is read only when no flag and no `PAYMENT_SERVICE_API_KEY` gives the key.
+ * names the origin of a flag's value when it is not the flag itself, as `--api-key-file`).
  */
 export function resolveSettings(
   flags: Profile,
@@ -87,29 +84,19 @@ export function resolveSettings(
   const name = profileName ?? env.PAYMENT_SERVICE_PROFILE ?? 'default';
   const profile = config.profiles[name];
   if (profileName !== undefined && !profile) throw new UsageError(`no profile ${profileName} in ${path}`);
-  if (!flags.apiKey && env[ENV_NAMES.apiKey] && env[API_KEY_FILE_ENV])
-    throw new UsageError(`${ENV_NAMES.apiKey} and ${API_KEY_FILE_ENV} are both set: keep one`);
   const settings: Profile = {};
   const sources: Partial<Record<ProfileKey, string>> = {};
   for (const key of PROFILE_KEYS) {
-    const candidates: [() => string | undefined, string][] = [
-      [() => flags[key], flagSources[key] ?? 'flag'],
-      [() => env[ENV_NAMES[key]], ENV_NAMES[key]],
-      ...(key === 'apiKey' ? [keyFileCandidate(env)] : []),
-      [() => profile?.[key], `profile ${name}`],
+    const candidates: [string | undefined, string][] = [
+      [flags[key], flagSources[key] ?? 'flag'],
+      [env[ENV_NAMES[key]], ENV_NAMES[key]],
+      [profile?.[key], `profile ${name}`],
     ];
-    for (const [read, source] of candidates) {
-      const value = read();
-      if (value === undefined || value === '') continue;
-      settings[key] = value;
-      sources[key] = source;
-      break;
+    const found = candidates.find(([value]) => value !== undefined && value !== '');
+    if (found) {
+      settings[key] = found[0];
+      sources[key] = found[1];
     }
   }
   return { settings, sources };
-}
-
-function keyFileCandidate(env: NodeJS.ProcessEnv): [() => string | undefined, string] {
-  const file = env[API_KEY_FILE_ENV];
-  return [() => (file ? readKeyFile(file, API_KEY_FILE_ENV) : undefined), API_KEY_FILE_ENV];
 }

@@ -33,7 +33,7 @@ import {
   writeRecord,
   writeRecords,
 } from './io.js';
-import { readKeyFile, readKeyFromStdin, STDIN } from './key-source.js';
+import { KeySource } from './key-source.js';
 import { missingSetting, settingMessage, validationMessage } from './messages.js';
 import { ask, whyNotAsk } from './prompt.js';
 import { integer, registerSandbox } from './sandbox.js';
@@ -70,17 +70,12 @@ export interface CommandContext {
   readInput(command: Command): Promise<void>;
 }
 
-/** The client settings of the global flags, each with where it came from, then variables and the profile. */
-function resolveGlobal(options: GlobalOptions, terminal: Terminal, keyFromStdin: string | undefined) {
+/** The client settings of the global flags (the key as {@link KeySource} finds it), then variables and the profile. */
+function resolveGlobal(options: GlobalOptions, terminal: Terminal, keys: KeySource) {
   if (options.env !== undefined && options.env !== 'test' && options.env !== 'live') throw new UsageError('--env must be test or live');
-  if (options.apiKey !== undefined && options.apiKeyFile !== undefined)
-    throw new UsageError('give the API key once: --api-key or --api-key-file');
-  let apiKey = options.apiKey;
-  let apiKeySource: string | undefined;
-  if (options.apiKeyFile !== undefined) [apiKey, apiKeySource] = [readKeyFile(options.apiKeyFile, '--api-key-file'), '--api-key-file'];
-  else if (apiKey === STDIN) [apiKey, apiKeySource] = [keyFromStdin, 'stdin (--api-key -)'];
-  const flags: Profile = { apiKey, webcode: options.webcode, baseUrl: options.baseUrl, environment: options.env };
-  return resolveSettings(flags, terminal.env, options.profile, apiKeySource === undefined ? {} : { apiKey: apiKeySource });
+  const key = keys.resolve(options);
+  const flags: Profile = { apiKey: key?.key, webcode: options.webcode, baseUrl: options.baseUrl, environment: options.env };
+  return resolveSettings(flags, terminal.env, options.profile, key ? { apiKey: key.source } : {});
 }
 
 /** A client of the resolved settings; a setting missing or refused is said in the CLI's words (exit 2). */
@@ -101,12 +96,11 @@ export function clientFor(settings: Profile): PaymentClient {
 }
 
 export function createContext(terminal: Terminal): CommandContext {
-  // Stdin can be read once: the key it held is kept for every later look at the settings.
-  let keyFromStdin: string | undefined;
+  const keys = new KeySource(terminal);
   const context: CommandContext = {
     terminal,
     options: (command) => command.optsWithGlobals<GlobalOptions>(),
-    sourcedSettings: (command) => resolveGlobal(context.options(command), terminal, keyFromStdin),
+    sourcedSettings: (command) => resolveGlobal(context.options(command), terminal, keys),
     settings: (command) => context.sourcedSettings(command).settings,
     client: (command) => clientFor(context.settings(command)),
     format: (command) => formatOf(context.options(command).format, terminal),
@@ -121,8 +115,7 @@ export function createContext(terminal: Terminal): CommandContext {
     },
     async readInput(command) {
       const options = context.options(command);
-      if (options.apiKey === STDIN && options.apiKeyFile === undefined && keyFromStdin === undefined)
-        keyFromStdin = await readKeyFromStdin(terminal, options.input === false);
+      await keys.readStdin(options, options.input === false);
     },
   };
   return context;
