@@ -192,6 +192,13 @@ describe('the API key on stdin: --api-key -', () => {
     expect(code, started.stderr()).toBe(0);
     expect(JSON.parse(started.stdout()).sessionId).toMatch(/-EXTT-/);
     expect(count('test')).toBe(before + 1);
+    const shown = await cli(['--api-key', '-', 'config', 'show', '--format', 'json'], { input: KEYS.test });
+    expect(JSON.parse(shown.stdout)).toContainEqual({
+      setting: 'apiKey',
+      value: `****${KEYS.test.slice(-4)}`,
+      from: 'stdin (--api-key -)',
+    });
+    expect(shown.stdout).not.toContain(KEYS.test);
   });
 
   it('an empty stdin, --api-key-file as well, or a Live write wanting to ask: exit 2, nothing sent', async () => {
