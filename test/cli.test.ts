@@ -14,6 +14,7 @@ import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { payTestSession } from '../src/testing/index.js';
 import { VERSION } from '../src/version.js';
 import { buildOnce, CLI, cliEnv, controlsIn, killAll, ROOT, run, sandboxVariables } from './sandbox/cli-process.js';
+import { hasTmux, quietly, inTmux as startInTmux } from './support/tmux.js';
 
 let sandbox: Sandbox;
 const dirs: string[] = [];
@@ -26,18 +27,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   killAll();
-  for (const name of tmuxSessions) spawnQuiet('tmux', ['kill-session', '-t', name]);
+  for (const name of tmuxSessions) quietly('tmux', ['kill-session', '-t', name]);
   await sandbox.close();
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-function spawnQuiet(command: string, args: string[]): string {
-  try {
-    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  } catch {
-    return '';
-  }
-}
 
 function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'cli-'));
@@ -469,34 +462,14 @@ describe('settings: flags, variables, profile file', () => {
   });
 });
 
-const hasTmux = spawnQuiet('tmux', ['-V']).startsWith('tmux');
-const hasZsh = spawnQuiet('zsh', ['--version']).startsWith('zsh');
+const hasZsh = quietly('zsh', ['--version']).startsWith('zsh');
 
 describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', { timeout: 40_000 }, () => {
   /** Runs the bin in a fresh tmux pane and returns a reader of the screen. */
   function inTmux(args: string[], extra: Record<string, string | undefined> = {}) {
     const name = `cli-test-${process.pid}-${tmuxSessions.length}`;
     tmuxSessions.push(name);
-    const env = envFor(extra);
-    const exports = Object.entries(env)
-      .filter(([key]) => key.startsWith('PAYMENT_SERVICE_') || key === 'NO_COLOR')
-      .map(([key, value]) => `${key}='${value ?? ''}'`)
-      .join(' ');
-    const unset = extra.NO_COLOR === undefined ? 'unset NO_COLOR;' : '';
-    const command = `${unset} env ${exports} '${process.execPath}' '${CLI}' ${args.map((arg) => `'${arg}'`).join(' ')}; echo "[exit $?]"; sleep 30`;
-    execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '200', '-y', '50', '-c', ROOT, command]);
-    const screen = (escapes = false) => spawnQuiet('tmux', ['capture-pane', '-p', ...(escapes ? ['-e'] : []), '-t', name]);
-    const until = async (pattern: RegExp, escapes = false) => {
-      for (let index = 0; index < 400; index++) {
-        const text = screen(escapes);
-        if (pattern.test(text)) return text;
-        await new Promise((done) => setTimeout(done, 50));
-      }
-      throw new Error(`tmux screen never matched ${pattern}:\n${screen(escapes)}`);
-    };
-    const type = (keys: string) => execFileSync('tmux', ['send-keys', '-t', name, keys, 'Enter']);
-    const press = (key: string) => execFileSync('tmux', ['send-keys', '-t', name, key]);
-    return { screen, until, type, press };
+    return startInTmux(name, args, envFor(extra));
   }
 
   it('prints a table by default, in colour unless NO_COLOR is set', async () => {
@@ -551,7 +524,7 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', { timeout: 
       '20',
       `env -i PATH=${bin}:/usr/bin:/bin HOME=${home} TERM=xterm zsh -f`,
     ]);
-    const screen = () => spawnQuiet('tmux', ['capture-pane', '-p', '-t', name]);
+    const screen = () => quietly('tmux', ['capture-pane', '-p', '-t', name]);
     const until = async (pattern: RegExp) => {
       for (let index = 0; index < 200; index++) {
         if (pattern.test(screen())) return;

@@ -69,11 +69,15 @@ export function profileKey(name: string): ProfileKey {
   return name as ProfileKey;
 }
 
-/** The settings from flags, variables and the profile, each with where it came from. */
+/**
+ * The settings from flags, variables and the profile, each with where it came from (`flagSources`
+ * names the origin of a flag's value when it is not the flag itself, as `--api-key-file`).
+ */
 export function resolveSettings(
   flags: Profile,
   env: NodeJS.ProcessEnv,
   profileName: string | undefined,
+  flagSources: Partial<Record<ProfileKey, string>> = {},
 ): { settings: Profile; sources: Partial<Record<ProfileKey, string>> } {
   const path = configPath(env);
   const config = readConfig(path);
@@ -84,7 +88,7 @@ export function resolveSettings(
   const sources: Partial<Record<ProfileKey, string>> = {};
   for (const key of PROFILE_KEYS) {
     const candidates: [string | undefined, string][] = [
-      [flags[key], 'flag'],
+      [flags[key], flagSources[key] ?? 'flag'],
       [env[ENV_NAMES[key]], ENV_NAMES[key]],
       [profile?.[key], `profile ${name}`],
     ];

@@ -3,7 +3,6 @@
  * SDK loads none of it). Every command has generated help (`-h`, `--help`); a usage mistake prints
  * one line and exits 2, a failure of the service or the network exits 1.
  */
-import { createInterface } from 'node:readline/promises';
 import { Command, CommanderError, Option } from 'commander';
 import {
   ConfigurationError,
@@ -34,18 +33,24 @@ import {
   writeRecord,
   writeRecords,
 } from './io.js';
+import { KeySource } from './key-source.js';
 import { missingSetting, settingMessage, validationMessage } from './messages.js';
+import { ask, whyNotAsk } from './prompt.js';
 import { integer, registerSandbox } from './sandbox.js';
 
 /** The options every command takes, from the root. */
 export interface GlobalOptions {
+  /** A key, or `-` to read it from stdin. */
   apiKey?: string;
+  apiKeyFile?: string;
   webcode?: string;
   baseUrl?: string;
   env?: string;
   profile?: string;
   format?: string;
   yes?: boolean;
+  /** False under `--no-input`. */
+  input?: boolean;
 }
 
 /** What a command needs of the root: the terminal, the client, the format, the Live-write guard. */
@@ -54,17 +59,23 @@ export interface CommandContext {
   options(command: Command): GlobalOptions;
   /** The client settings in use: flags, then variables, then the profile. */
   settings(command: Command): Profile;
+  /** The same, with where each setting came from (`config show`). */
+  sourcedSettings(command: Command): ReturnType<typeof resolveSettings>;
   client(command: Command): PaymentClient;
   format(command: Command): Format;
   environment(command: Command): Environment;
-  /** Asks before a Live write on a terminal; elsewhere a Live write needs --yes. */
+  /** Asks before a Live write on a terminal; under --no-input or off a terminal a Live write needs --yes. */
   confirmLive(command: Command, what: string): Promise<void>;
+  /** Reads what the global flags take from stdin (`--api-key -`), once, before a command runs. */
+  readInput(command: Command): Promise<void>;
 }
 
-function settingsOf(options: GlobalOptions, terminal: Terminal) {
+/** The client settings of the global flags (the key as {@link KeySource} finds it), then variables and the profile. */
+function resolveGlobal(options: GlobalOptions, terminal: Terminal, keys: KeySource) {
   if (options.env !== undefined && options.env !== 'test' && options.env !== 'live') throw new UsageError('--env must be test or live');
-  const flags: Profile = { apiKey: options.apiKey, webcode: options.webcode, baseUrl: options.baseUrl, environment: options.env };
-  return resolveSettings(flags, terminal.env, options.profile).settings;
+  const key = keys.resolve(options);
+  const flags: Profile = { apiKey: key?.key, webcode: options.webcode, baseUrl: options.baseUrl, environment: options.env };
+  return resolveSettings(flags, terminal.env, options.profile, key ? { apiKey: key.source } : {});
 }
 
 /** A client of the resolved settings; a setting missing or refused is said in the CLI's words (exit 2). */
@@ -85,23 +96,26 @@ export function clientFor(settings: Profile): PaymentClient {
 }
 
 export function createContext(terminal: Terminal): CommandContext {
+  const keys = new KeySource(terminal);
   const context: CommandContext = {
     terminal,
     options: (command) => command.optsWithGlobals<GlobalOptions>(),
-    settings: (command) => settingsOf(context.options(command), terminal),
+    sourcedSettings: (command) => resolveGlobal(context.options(command), terminal, keys),
+    settings: (command) => context.sourcedSettings(command).settings,
     client: (command) => clientFor(context.settings(command)),
     format: (command) => formatOf(context.options(command).format, terminal),
-    environment: (command) => (settingsOf(context.options(command), terminal).environment as Environment | undefined) ?? 'test',
+    environment: (command) => (context.settings(command).environment as Environment | undefined) ?? 'test',
     async confirmLive(command, what) {
-      if (context.environment(command) !== 'live' || context.options(command).yes) return;
-      if (!terminal.stdin.isTTY || !terminal.stderr.isTTY) throw new UsageError(`${what} in Live needs --yes when not run on a terminal`);
-      const prompt = createInterface({ input: terminal.stdin, output: terminal.stderr });
-      try {
-        const answer = await prompt.question(`${what} in LIVE (real money). Continue? [y/N] `);
-        if (!/^y(es)?$/i.test(answer.trim())) throw new CancelledError('Nothing was sent.');
-      } finally {
-        prompt.close();
-      }
+      const options = context.options(command);
+      if (context.environment(command) !== 'live' || options.yes) return;
+      const why = whyNotAsk(terminal, options.input === false);
+      if (why) throw new ExitError(`${what} in Live needs --yes ${why}: nothing was sent`, EXIT.usage);
+      const answer = await ask(terminal, `${what} in LIVE (real money). Continue? [y/N] `);
+      if (!/^y(es)?$/i.test(answer.trim())) throw new CancelledError('Nothing was sent.');
+    },
+    async readInput(command) {
+      const options = context.options(command);
+      await keys.readStdin(options, options.input === false);
     },
   };
   return context;
@@ -456,12 +470,7 @@ function registerConfig(program: Command, context: CommandContext): void {
     .command('show')
     .description('the settings in use and where each comes from; keys and secrets masked')
     .action((_flags: unknown, command: Command) => {
-      const global = context.options(command);
-      const { settings, sources } = resolveSettings(
-        { apiKey: global.apiKey, webcode: global.webcode, baseUrl: global.baseUrl, environment: global.env },
-        context.terminal.env,
-        global.profile,
-      );
+      const { settings, sources } = context.sourcedSettings(command);
       const rows = PROFILE_KEYS.map((key) => ({
         setting: key,
         value: settings[key] === undefined ? '' : mask(key, settings[key] ?? ''),
@@ -477,13 +486,15 @@ export function buildProgram(context: CommandContext, extensions: ((program: Com
     .description('The payment service from the shell: every endpoint, exports, webhook listening, a local sandbox.')
     .version(VERSION, '-v, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
-    .option('--api-key <key>', 'API key (default PAYMENT_SERVICE_API_KEY, or the profile)')
+    .option('--api-key <key>', 'API key, or - to read it from stdin (default PAYMENT_SERVICE_API_KEY, or the profile)')
+    .option('--api-key-file <path>', 'read the API key from a file; one trailing newline is dropped (default PAYMENT_SERVICE_API_KEY_FILE)')
     .option('--webcode <code>', 'your business identifier (default PAYMENT_SERVICE_WEBCODE)')
     .option('--base-url <url>', "the service's address (default PAYMENT_SERVICE_BASE_URL)")
     .option('--env <env>', 'test or live (default PAYMENT_SERVICE_ENVIRONMENT, else test)')
     .option('--profile <name>', 'profile of the config file to use (default "default")')
     .option('--format <format>', 'table, json, ndjson or csv (default: table on a terminal, json otherwise)')
     .option('-y, --yes', 'do Live writes without asking')
+    .option('--no-input', 'never ask anything (implied when stdin is not a terminal): a Live write then needs --yes')
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({
@@ -492,7 +503,8 @@ export function buildProgram(context: CommandContext, extensions: ((program: Com
       // One line for a usage mistake, not the whole help.
       outputError: (text, write) => write(`payment-service-sdk: ${terminalSafe(text.replace(/^error: /, '').trim())} (see --help)\n`),
     })
-    .addHelpText('after', `\n${EXIT_CODES_HELP}`);
+    .addHelpText('after', `\n${EXIT_CODES_HELP}`)
+    .hook('preAction', (_program, command) => context.readInput(command));
   registerSandbox(program, context.terminal);
   registerResources(program, context);
   registerConfig(program, context);

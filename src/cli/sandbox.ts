@@ -1,7 +1,7 @@
 /**
  * `payment-service-sdk sandbox`: the sandbox as a real HTTP server. One JSON line on stdout
  * (`baseUrl`, `webcode`, `keys`, `clientSecrets`), a banner on stderr, a stderr line per failed
- * webhook attempt, and a clean stop on SIGINT or SIGTERM.
+ * webhook attempt, and a clean stop on SIGINT or SIGTERM; `--ready-file` writes the same and more to a file.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -10,6 +10,7 @@ import { hostName, isLoopbackName } from '../sandbox/access.js';
 import { createSandbox, type Sandbox, type WebhookAttemptReport } from '../sandbox/index.js';
 import { checkStore } from '../sandbox/store.js';
 import { EXIT, ExitError, httpUrl, type Terminal, UsageError } from './io.js';
+import { prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
 
 export function integer(name: string, value: string, min: number, max: number): number {
   const number = Number(value);
@@ -89,6 +90,7 @@ interface SandboxFlags {
   reset?: boolean;
   allowedHost?: string[];
   check?: boolean;
+  readyFile?: string;
 }
 
 export function registerSandbox(program: Command, terminal: Terminal): void {
@@ -115,6 +117,10 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
       (value: string, all: string[] = []) => [...all, value],
     )
     .option('--check', 'verify every page of --data-dir DIR/sandbox.db and exit (0 and one OK line, 1 if damaged)')
+    .option(
+      '--ready-file <path>',
+      'once listening, write baseUrl, webcode, keys, clientSecrets, dashboardUrl and pid as JSON to PATH (mode 0600); removed on stop',
+    )
     .action(async (own: SandboxFlags, command: Command) => {
       // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
       const flags: SandboxFlags = { ...own, webcode: own.webcode ?? command.optsWithGlobals<{ webcode?: string }>().webcode };
@@ -123,6 +129,7 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
         if (flags[name] === '')
           throw new UsageError(`--${name.replace(/[A-Z]/, (letter) => `-${letter.toLowerCase()}`)} must not be empty`);
       const port = integer('port', flags.port, 0, 65_535);
+      const readyFile = flags.readyFile === undefined ? undefined : prepareReadyFile(flags.readyFile);
       // Beyond loopback the well-known keys and an open dashboard would face the network.
       const exposed = !isLoopbackHost(flags.host);
       const dashboardToken = exposed ? secret('') : undefined;
@@ -155,6 +162,7 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
       if (flags.reset) await instance.reset();
       // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
       const stop = () => {
+        if (readyFile) removeReadyFile(readyFile);
         void instance.close().then(() => process.exit(0));
       };
       process.once('SIGINT', stop);
@@ -165,9 +173,18 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
         throw error;
       });
       const dashboardUrl = `${baseUrl}/${dashboardToken === undefined ? '' : `?token=${dashboardToken}`}`;
-      terminal.stdout.write(
-        `${JSON.stringify({ baseUrl, webcode: instance.webcode, keys: instance.keys, clientSecrets: instance.clientSecrets })}\n`,
-      );
+      const announced = { baseUrl, webcode: instance.webcode, keys: instance.keys, clientSecrets: instance.clientSecrets };
+      if (readyFile) {
+        try {
+          writeReadyFile(readyFile, { ...announced, dashboardUrl, pid: process.pid });
+        } catch (error) {
+          await instance.close();
+          throw error;
+        }
+        // However the process ends from here, the file must not outlive the sandbox it describes.
+        process.once('exit', () => removeReadyFile(readyFile));
+      }
+      terminal.stdout.write(`${JSON.stringify(announced)}\n`);
       terminal.stderr.write(
         [
           ...(exposed

@@ -28,14 +28,18 @@ export interface Running {
 
 const children = new Set<ChildProcess>();
 
+/**
+ * Runs the bin with `args`. Its stdin is `/dev/null`, or `input` then its end, or with `openStdin` a
+ * pipe left open for the test to write to (or never).
+ */
 export function run(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+  options: { env?: NodeJS.ProcessEnv; input?: string; openStdin?: boolean } = {},
 ): { child: ChildProcess; exit: Running['exit']; stdout: () => string; stderr: () => string } {
   const child = spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
     env: options.env ?? process.env,
-    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stdio: [options.input === undefined && !options.openStdin ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   if (options.input !== undefined) child.stdin?.end(options.input);
   children.add(child);
