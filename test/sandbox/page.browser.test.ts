@@ -174,8 +174,20 @@ describeInBrowser('hosted payment page in a real browser', () => {
   /** Waits until the browser is on `target` (origin and path; the query may carry `data`). */
   async function arrivesAt(page: Page, target: string): Promise<URL> {
     const wanted = new URL(target);
-    await page.waitForURL((url) => url.origin === wanted.origin && url.pathname === wanted.pathname, { timeout: WAIT_MS });
-    return new URL(page.url());
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      try {
+        await page.waitForURL((url) => url.origin === wanted.origin && url.pathname === wanted.pathname, {
+          timeout: Math.max(1, deadline - Date.now()),
+        });
+        return new URL(page.url());
+      } catch (error) {
+        // On a loaded machine the outcome page's timed return can start while the customer's own
+        // click navigates, and Chromium aborts one of the two: wait on for the one that goes on
+        // (the shop's hit count, checked by the callers, still proves it arrived once).
+        if (!String(error).includes('ERR_ABORTED') || Date.now() >= deadline) throw error;
+      }
+    }
   }
 
   /** After a final result the browser lands on urlKo, with no `data`, exactly once. */
