@@ -466,7 +466,7 @@ describe.skipIf(!hasTmux && !process.env.CI)('on a terminal (tmux)', () => {
     const command = `env ${exports} '${process.execPath}' '${CLI}' export sessions --take 10 --out '${file}'; echo "[exit $?]"; sleep 30`;
     try {
       execFileSync('tmux', ['new-session', '-d', '-s', name, '-x', '120', '-y', '20', '-c', ROOT, command]);
-      const screen = () => quiet('tmux', ['capture-pane', '-p', '-t', name]);
+      const screen = () => quiet('tmux', ['capture-pane', '-p', '-J', '-t', name]);
       const until = async (pattern: RegExp) => {
         for (let index = 0; index < 200; index++) {
           const text = screen();
