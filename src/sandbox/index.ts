@@ -13,14 +13,14 @@ import { declaredHosts, isOwnHost, misdirectedPage } from './access.js';
 import { readJsonText, readOptionalJsonText } from './body.js';
 import { offsetClock, type SandboxClock, seededRandom, systemClock } from './clock.js';
 import { type ClockState, CONTROL_PREFIX, type ControlSession, handleControl, SandboxControl } from './control.js';
-import { handleDashboard } from './dashboard.js';
-import { handlePage } from './page.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
 import { Scheduler } from './scheduler.js';
 import { type Answer, type Deferred, SandboxService } from './service.js';
 import { hashText, SandboxStore, SandboxStoreError } from './store.js';
 import { jsonObject } from './validation.js';
+import { handleDashboard } from './views/dashboard.js';
+import { handlePage } from './views/page.js';
 import { type AttemptReport, WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
 
 export { type ManualClock, manualClock, type SandboxClock, seededRandom, systemClock, type TimerHandle } from './clock.js';

@@ -1,6 +1,6 @@
-/** JSON responses in the service's envelopes. */
+/** The sandbox's answers: JSON in the service's envelopes, and HTML with its security headers. */
 
-import { securityHeaders } from './html.js';
+import type { Html } from './views/html.js';
 
 export const SANDBOX_BANNER = 'payment-service-sdk sandbox: not the real payment service, no money moves';
 
@@ -74,6 +74,29 @@ export function cspNonce(): string {
   return btoa(String.fromCharCode(...bytes));
 }
 
+/**
+ * The security headers of an HTML answer: a CSP that runs only the page's own nonce'd script and
+ * style and loads nothing from elsewhere, framing refused, no referrer, no type sniffing.
+ * `formAction` lists where forms may post, and so where a form's redirect may lead.
+ */
+function securityHeaders(nonce: string, formAction: readonly string[]): Record<string, string> {
+  return {
+    'content-security-policy': [
+      "default-src 'none'",
+      `script-src 'nonce-${nonce}'`,
+      `style-src 'nonce-${nonce}'`,
+      "img-src 'self' data:",
+      "connect-src 'self'",
+      `form-action ${formAction.join(' ')}`,
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ].join('; '),
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+  };
+}
+
 /** What an HTML answer's Content-Security-Policy allows besides the defaults. */
 export interface HtmlResponseOptions {
   /**
@@ -94,9 +117,9 @@ export interface HtmlResponseOptions {
  * security headers (a per-response CSP with `frame-ancestors 'none'`, `X-Frame-Options: DENY`,
  * `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff`). `extra` headers win over them.
  */
-export function htmlResponse(status: number, html: string, extra?: Record<string, string>, options: HtmlResponseOptions = {}): Response {
+export function htmlResponse(status: number, html: Html, extra?: Record<string, string>, options: HtmlResponseOptions = {}): Response {
   const formAction = ["'self'", ...(options.formAction ?? [])];
-  return new Response(html, {
+  return new Response(html.toString(), {
     status,
     headers: {
       'content-type': 'text/html; charset=utf-8',

@@ -1,13 +1,17 @@
-import type { Environment } from '../core/options.js';
-import { TEST_CARDHOLDER_NAMES, type TestCardholderName } from '../testing/index.js';
-import { readText } from './body.js';
-import type { SandboxClock } from './clock.js';
-import { escapeHtml } from './html.js';
-import type { SessionRecord } from './records.js';
-import { cspNonce, htmlResponse, SANDBOX_BANNER } from './responses.js';
-import { PAYMENT_PAGE_SECONDS, type SandboxService } from './service.js';
-import type { SandboxStore } from './store.js';
-import { type CardFormErrors, type CardFormProblem, checkCardForm } from './validation.js';
+/**
+ * The hosted payment page at `/pay-external-test/<token>` and `/pay-external/<token>`: the card
+ * form in the session's language, its checks, and the outcome pages and redirects back to the shop.
+ */
+import type { Environment } from '../../core/options.js';
+import { TEST_CARDHOLDER_NAMES, type TestCardholderName } from '../../testing/index.js';
+import { readText } from '../body.js';
+import type { SandboxClock } from '../clock.js';
+import type { SessionRecord } from '../records.js';
+import { cspNonce, htmlResponse, SANDBOX_BANNER } from '../responses.js';
+import { PAYMENT_PAGE_SECONDS, type SandboxService } from '../service.js';
+import type { SandboxStore } from '../store.js';
+import { type CardFormErrors, type CardFormProblem, checkCardForm } from '../validation.js';
+import { type Html, html, raw } from './html.js';
 
 /** What the payment page needs from the sandbox. */
 export interface PageContext {
@@ -260,18 +264,18 @@ button:disabled{background:#5f6570;color:#fff;cursor:progress}
 .hint{margin-top:1.5rem;border-top:1px solid #d5d8de;padding-top:1rem;font-size:.9rem}.hint p{margin:0}
 .hint ul{margin:.25rem 0 0;padding-left:1.25rem}code{font-family:ui-monospace,monospace;font-weight:600}`;
 
-function layout(locale: PageLocale, nonce: string, title: string, body: string): string {
-  return `<!doctype html>
-<html lang="${escapeHtml(locale.lang)}">
+function layout(locale: PageLocale, nonce: string, title: string, body: Html): Html {
+  return html`<!doctype html>
+<html lang="${locale.lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style nonce="${nonce}">${STYLE}</style>
+<title>${title}</title>
+<style nonce="${nonce}">${raw(STYLE)}</style>
 </head>
 <body>
 <main>
-<p class="banner" role="note">${escapeHtml(locale.text.banner)}</p>
+<p class="banner" role="note">${locale.text.banner}</p>
 ${body}
 </main>
 </body>
@@ -302,19 +306,19 @@ function field(
   autocomplete: string,
   values: FormValues,
   errors: CardFormErrors,
-  extra = '',
-): string {
+  extra: Html = html``,
+): Html {
   const errorKey = name === 'expiryMonth' || name === 'expiryYear' ? 'expiry' : name;
   const error = errors[errorKey];
-  const describedBy = error ? ` aria-describedby="${errorKey}-error"` : '';
+  const describedBy = error && html` aria-describedby="${errorKey}-error"`;
   const value = name === 'cvc' ? '' : values[name];
-  return `<label for="${name}">${escapeHtml(label)}</label>
-<input id="${name}" name="${name}" autocomplete="${autocomplete}" value="${escapeHtml(value)}" required${error ? ' aria-invalid="true"' : ''}${describedBy}${extra}>`;
+  return html`<label for="${name}">${label}</label>
+<input id="${name}" name="${name}" autocomplete="${autocomplete}" value="${value}" required${error && html` aria-invalid="true"`}${describedBy}${extra}>`;
 }
 
-function errorText(key: keyof CardFormErrors, errors: CardFormErrors, text: Strings): string {
+function errorText(key: keyof CardFormErrors, errors: CardFormErrors, text: Strings): Html | undefined {
   const error = errors[key];
-  return error ? `<p class="error" id="${key}-error">${escapeHtml(text.problems[error])}</p>` : '';
+  return error && html`<p class="error" id="${key}-error">${text.problems[error]}</p>`;
 }
 
 /**
@@ -362,56 +366,54 @@ function formPage(session: SessionRecord, remainingSeconds: number, values: Form
   const nonce = cspNonce();
   const entries = Object.entries(errors) as [keyof CardFormErrors, CardFormProblem][];
   const summary =
-    entries.length === 0
-      ? ''
-      : `<div id="summary" role="alert" tabindex="-1"><p><strong>${escapeHtml(text.summary(entries.length))}</strong></p><ul>${entries
-          .map(
-            ([key, problem]) => `<li><a href="#${key === 'expiry' ? 'expiryMonth' : key}">${escapeHtml(text.problems[problem])}</a></li>`,
-          )
-          .join('')}</ul></div>`;
+    entries.length > 0 &&
+    html`<div id="summary" role="alert" tabindex="-1"><p><strong>${text.summary(entries.length)}</strong></p><ul>${entries.map(
+      ([key, problem]) => html`<li><a href="#${key === 'expiry' ? 'expiryMonth' : key}">${text.problems[problem]}</a></li>`,
+    )}</ul></div>`;
   const minutes = Math.floor(remainingSeconds / 60);
   const seconds = String(remainingSeconds % 60).padStart(2, '0');
   const amount = money(session, locale);
-  const names = (Object.keys(TEST_CARDHOLDER_NAMES) as TestCardholderName[])
-    .map((name) => `<li><code>${name}</code>: ${escapeHtml(text.hintNames[name])}</li>`)
-    .join('');
-  const html = layout(
+  const names = (Object.keys(TEST_CARDHOLDER_NAMES) as TestCardholderName[]).map(
+    (name) => html`<li><code>${name}</code>: ${text.hintNames[name]}</li>`,
+  );
+  const numeric = (maxLength?: number) => html` inputmode="numeric"${maxLength !== undefined && html` maxlength="${maxLength}"`}`;
+  const page = layout(
     locale,
     nonce,
     text.payTitle(amount),
-    `<h1>${escapeHtml(text.payTitle(amount))}</h1>
-${session.description ? `<p>${escapeHtml(session.description)}</p>` : ''}
-<p>${escapeHtml(text.timeLeft)} <span id="countdown" role="timer" aria-live="off" data-seconds="${remainingSeconds}">${minutes}:${seconds}</span></p>
+    html`<h1>${text.payTitle(amount)}</h1>
+${session.description && html`<p>${session.description}</p>`}
+<p>${text.timeLeft} <span id="countdown" role="timer" aria-live="off" data-seconds="${remainingSeconds}">${minutes}:${seconds}</span></p>
 ${summary}
-<form id="card-form" method="post" novalidate data-busy="${escapeHtml(text.paying)}">
-${field('cardNumber', text.cardNumber, 'cc-number', values, errors, ' inputmode="numeric"')}
+<form id="card-form" method="post" novalidate data-busy="${text.paying}">
+${field('cardNumber', text.cardNumber, 'cc-number', values, errors, numeric())}
 ${errorText('cardNumber', errors, text)}
 <fieldset>
-<legend>${escapeHtml(text.expiryDate)}</legend>
+<legend>${text.expiryDate}</legend>
 <div class="row">
-<div>${field('expiryMonth', text.month, 'cc-exp-month', values, errors, ' inputmode="numeric" maxlength="2"')}</div>
-<div>${field('expiryYear', text.year, 'cc-exp-year', values, errors, ' inputmode="numeric" maxlength="2"')}</div>
+<div>${field('expiryMonth', text.month, 'cc-exp-month', values, errors, numeric(2))}</div>
+<div>${field('expiryYear', text.year, 'cc-exp-year', values, errors, numeric(2))}</div>
 </div>
 ${errorText('expiry', errors, text)}
 </fieldset>
-${field('cvc', text.cvc, 'cc-csc', values, errors, ' inputmode="numeric" maxlength="4"')}
+${field('cvc', text.cvc, 'cc-csc', values, errors, numeric(4))}
 ${errorText('cvc', errors, text)}
 ${field('holderName', text.holderName, 'cc-name', values, errors)}
 ${errorText('holderName', errors, text)}
 <div class="actions">
-<button class="primary pay" type="submit" name="action" value="pay">${escapeHtml(text.pay(amount))}</button>
-<button class="secondary cancel" type="submit" name="action" value="cancel" formnovalidate>${escapeHtml(text.cancel)}</button>
+<button class="primary pay" type="submit" name="action" value="pay">${text.pay(amount)}</button>
+<button class="secondary cancel" type="submit" name="action" value="cancel" formnovalidate>${text.cancel}</button>
 </div>
 <p id="progress" class="progress" role="status"></p>
 </form>
 <section class="hint" aria-labelledby="hint-title">
-<h2 id="hint-title">${escapeHtml(text.hintTitle)}</h2>
-<p>${escapeHtml(text.hintIntro)}</p>
+<h2 id="hint-title">${text.hintTitle}</h2>
+<p>${text.hintIntro}</p>
 <ul>${names}</ul>
 </section>
-<script nonce="${nonce}">${FORM_SCRIPT}</script>`,
+<script nonce="${nonce}">${raw(FORM_SCRIPT)}</script>`,
   );
-  return htmlResponse(Object.keys(errors).length > 0 ? 422 : 200, html, undefined, { nonce, formAction: formTargets(session) });
+  return htmlResponse(Object.keys(errors).length > 0 ? 422 : 200, page, undefined, { nonce, formAction: formTargets(session) });
 }
 
 /**
@@ -446,26 +448,26 @@ function outcomePage(session: SessionRecord, outcome: Outcome): Response {
   const nonce = cspNonce();
   const { title, message } = text.outcomes[outcome.kind];
   const reason = outcome.kind === 'declined' && outcome.name ? text.declineReasons[outcome.name] : message;
-  const html = layout(
+  const page = layout(
     locale,
     nonce,
     title,
-    `<h1>${escapeHtml(title)}</h1>
-<p id="outcome-message">${escapeHtml(reason)} ${escapeHtml(text.noMoney)}</p>
-<p id="return-notice" role="status">${escapeHtml(text.returnManual)}</p>
+    html`<h1>${title}</h1>
+<p id="outcome-message">${reason} ${text.noMoney}</p>
+<p id="return-notice" role="status">${text.returnManual}</p>
 <div class="actions">
-<a class="button primary" id="return" data-return href="${escapeHtml(session.urlKo)}" autofocus aria-describedby="outcome-message return-notice" data-seconds="${RETURN_SECONDS}" data-notice="${escapeHtml(text.returnNotice(RETURN_SECONDS))}">${escapeHtml(text.returnButton)}</a>
-<button class="secondary" id="stay" type="button" hidden data-stopped="${escapeHtml(text.returnStopped)}">${escapeHtml(text.stay)}</button>
+<a class="button primary" id="return" data-return href="${session.urlKo}" autofocus aria-describedby="outcome-message return-notice" data-seconds="${RETURN_SECONDS}" data-notice="${text.returnNotice(RETURN_SECONDS)}">${text.returnButton}</a>
+<button class="secondary" id="stay" type="button" hidden data-stopped="${text.returnStopped}">${text.stay}</button>
 </div>
-<script nonce="${nonce}">${OUTCOME_SCRIPT}</script>`,
+<script nonce="${nonce}">${raw(OUTCOME_SCRIPT)}</script>`,
   );
-  return htmlResponse(200, html, undefined, { nonce });
+  return htmlResponse(200, page, undefined, { nonce });
 }
 
 /** A page without a session or a form: the unknown link (404) and the wrong method (405). */
 function messagePage(status: number, locale: PageLocale, title: string, message: string, extra?: Record<string, string>): Response {
   const nonce = cspNonce();
-  return htmlResponse(status, layout(locale, nonce, title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`), extra, {
+  return htmlResponse(status, layout(locale, nonce, title, html`<h1>${title}</h1>\n<p>${message}</p>`), extra, {
     nonce,
   });
 }

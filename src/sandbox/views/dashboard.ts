@@ -1,13 +1,3 @@
-import type { Environment } from '../core/options.js';
-import { POS_TEST_ENDINGS, TEST_CARDHOLDER_NAMES, TEST_CARDS, TEST_SUCCESS_CARDHOLDER, TEST_TERMINALS } from '../testing/index.js';
-import { dashboardGate, returnPath } from './access.js';
-import { readText } from './body.js';
-import { type ControlListParams, type ControlPage, parseDuration, type RecordTimeline, type SandboxControl } from './control.js';
-import { escapeHtml, securityHeaders } from './html.js';
-import type { DeliveryAttempt, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from './records.js';
-import { htmlResponse, ServiceFailure } from './responses.js';
-import { deliveryStatus } from './store.js';
-
 /**
  * The sandbox's dashboard, served at `/` on the sandbox's own address: server-rendered pages of
  * the records of each environment with filters and paging, a record page with its timeline, forms
@@ -15,6 +5,15 @@ import { deliveryStatus } from './store.js';
  * works without JavaScript; a small nonce'd script refreshes the page's live region when the
  * state changes (Server-Sent Events at `/_dashboard/events`). No asset comes from anywhere else.
  */
+import type { Environment } from '../../core/options.js';
+import { POS_TEST_ENDINGS, TEST_CARDHOLDER_NAMES, TEST_CARDS, TEST_SUCCESS_CARDHOLDER, TEST_TERMINALS } from '../../testing/index.js';
+import { dashboardGate, returnPath } from '../access.js';
+import { readText } from '../body.js';
+import { type ControlListParams, type ControlPage, parseDuration, type RecordTimeline, type SandboxControl } from '../control.js';
+import type { DeliveryAttempt, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../records.js';
+import { cspNonce, htmlResponse, ServiceFailure } from '../responses.js';
+import { deliveryStatus } from '../store.js';
+import { type Html, html, raw } from './html.js';
 
 /** What the dashboard needs from the sandbox. */
 export interface DashboardContext {
@@ -119,13 +118,13 @@ const TONES: Record<string, string> = {
   timeout: 'late',
 };
 
-function status(value: string): string {
+function status(value: string): Html {
   const tone = TONES[value];
-  return `<span class="status${tone ? ` ${tone}` : ''}">${escapeHtml(value)}</span>`;
+  return html`<span class="status${tone && ` ${tone}`}">${value}</span>`;
 }
 
-function link(href: string, text: string): string {
-  return `<a href="${escapeHtml(href)}">${escapeHtml(text)}</a>`;
+function link(href: string, text: string): Html {
+  return html`<a href="${href}">${text}</a>`;
 }
 
 const base = (environment: Environment) => `/${environment}`;
@@ -135,34 +134,33 @@ interface PageParts {
   environment: Environment | undefined;
   /** The nav entry of this page. */
   current: Kind | 'overview' | 'reference';
-  body: string;
+  body: Html;
   notice?: string | undefined;
   problem?: string | undefined;
   /** This page's path and query, where the clock's Advance comes back to (default `/`). */
   here?: string | undefined;
 }
 
-function layout(context: DashboardContext, parts: PageParts, nonce: string): string {
+function layout(context: DashboardContext, parts: PageParts, nonce: string): Html {
   const environment = parts.environment ?? 'test';
   const clock = context.control.clock();
   const navItem = (href: string, label: string, key: PageParts['current']) =>
-    `<li><a href="${href}"${parts.current === key ? ' aria-current="page"' : ''}>${label}</a></li>`;
+    html`<li><a href="${href}"${parts.current === key && html` aria-current="page"`}>${label}</a></li>`;
   const other = environment === 'test' ? 'live' : 'test';
   const envBar =
-    parts.environment === undefined
-      ? ''
-      : `<div class="env ${environment}" role="region" aria-label="Environment">${environment === 'test' ? 'Test' : 'Live'} data of webcode ${escapeHtml(context.webcode)}${link(
-          other === 'test' ? '/' : '/live',
-          `Switch to ${other === 'test' ? 'Test' : 'Live'}`,
-        )}</div>`;
-  return `<!doctype html>
+    parts.environment !== undefined &&
+    html`<div class="env ${environment}" role="region" aria-label="Environment">${environment === 'test' ? 'Test' : 'Live'} data of webcode ${context.webcode}${link(
+      other === 'test' ? '/' : '/live',
+      `Switch to ${other === 'test' ? 'Test' : 'Live'}`,
+    )}</div>`;
+  return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
-<title>${escapeHtml(parts.title)} · ${parts.environment === 'live' ? 'Live' : parts.environment === 'test' ? 'Test' : 'Sandbox'} · payment sandbox</title>
-<style nonce="${nonce}">${STYLE}</style>
+<title>${parts.title} · ${parts.environment === 'live' ? 'Live' : parts.environment === 'test' ? 'Test' : 'Sandbox'} · payment sandbox</title>
+<style nonce="${nonce}">${raw(STYLE)}</style>
 </head>
 <body>
 <header>
@@ -179,23 +177,25 @@ ${navItem('/reference', 'Test-mode reference', 'reference')}
 ${envBar}
 <main>
 <details class="panel clock" id="clock" open>
-<summary><h2 id="clock-title">Sandbox clock</h2><span>${escapeHtml(time(clock.epochMs))}${clock.offsetMs > 0 ? ` <span class="muted">(${escapeHtml(duration(clock.offsetMs))} ahead of real time)</span>` : ''}</span></summary>
+<summary><h2 id="clock-title">Sandbox clock</h2><span>${time(clock.epochMs)}${clock.offsetMs > 0 && html` <span class="muted">(${duration(clock.offsetMs)} ahead of real time)</span>`}</span></summary>
 <div class="advance">
-${actionForm(context, 'advance', parts.here ?? '/', [
-  `<label for="advance-by">Advance by</label><input id="advance-by" name="duration" value="5m" size="8" aria-describedby="advance-help">`,
-])}
+${actionForm(context, 'advance', parts.here ?? '/', {
+  fields: [
+    html`<label for="advance-by">Advance by</label><input id="advance-by" name="duration" value="5m" size="8" aria-describedby="advance-help">`,
+  ],
+})}
 <p id="advance-help" class="muted">90s, 5m, 1h30m or PT5M: expiry, POS answers, refunds and webhook retries happen as if that time had passed.</p>
 </div>
 </details>
-<script nonce="${nonce}">${CLOCK_SCRIPT}</script>
-${parts.notice ? `<p class="notice" role="status">${escapeHtml(parts.notice)}</p>` : ''}
-${parts.problem ? `<p class="problem" role="alert">${escapeHtml(parts.problem)}</p>` : ''}
+<script nonce="${nonce}">${raw(CLOCK_SCRIPT)}</script>
+${parts.notice && html`<p class="notice" role="status">${parts.notice}</p>`}
+${parts.problem && html`<p class="problem" role="alert">${parts.problem}</p>`}
 <p id="live-status" class="visually-hidden" aria-live="polite"></p>
 <div id="live">
 ${parts.body}
 </div>
 </main>
-<script nonce="${nonce}">${LIVE_SCRIPT}</script>
+<script nonce="${nonce}">${raw(LIVE_SCRIPT)}</script>
 </body>
 </html>`;
 }
@@ -218,52 +218,58 @@ function duration(ms: number): string {
   return parts.length > 0 ? parts.join(' ') : `${ms} ms`;
 }
 
+/** What a control action's form carries: values it posts as they are, and fields the reader fills in. */
+interface FormParts {
+  hidden?: Record<string, string> | undefined;
+  fields?: Html[] | undefined;
+}
+
 /** A form posting one control action; `returnTo` is where the browser goes back to. */
 function actionForm(
   context: DashboardContext,
   action: string,
   returnTo: string,
-  fields: string[],
+  parts: FormParts,
   button = action === 'advance' ? 'Advance' : action,
   style = '',
-): string {
-  return `<form class="inline" method="post" action="/_dashboard/actions/${action}">
-<input type="hidden" name="token" value="${escapeHtml(context.formToken)}">${returnTo ? `<input type="hidden" name="returnTo" value="${escapeHtml(returnTo)}">` : ''}
-${fields.map((field) => (field.startsWith('<input type="hidden"') ? field : `<div>${field}</div>`)).join('\n')}
-<button type="submit"${style ? ` class="${style}"` : ''}>${escapeHtml(button)}</button>
+): Html {
+  const inputs = [
+    ...Object.entries(parts.hidden ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`),
+    ...(parts.fields ?? []).map((field) => html`<div>${field}</div>`),
+  ];
+  return html`<form class="inline" method="post" action="/_dashboard/actions/${action}">
+<input type="hidden" name="token" value="${context.formToken}">${returnTo && html`<input type="hidden" name="returnTo" value="${returnTo}">`}
+${inputs.map((input, index) => (index === 0 ? input : html`\n${input}`))}
+<button type="submit"${style && html` class="${style}"`}>${button}</button>
 </form>`;
-}
-
-function hidden(name: string, value: string): string {
-  return `<input type="hidden" name="${name}" value="${escapeHtml(value)}">`;
 }
 
 // Lists
 
-function filterForm(kind: Kind, environment: Environment, params: ControlListParams & { type?: string | undefined }): string {
-  const options = ['', ...KINDS[kind].statuses]
-    .map((value) => `<option value="${value}"${params.status === value ? ' selected' : ''}>${value === '' ? 'any' : value}</option>`)
-    .join('');
+function options(values: readonly string[], selected: string | undefined): Html[] {
+  return values.map(
+    (value) => html`<option value="${value}"${selected === value && html` selected`}>${value === '' ? 'any' : value}</option>`,
+  );
+}
+
+function filterForm(kind: Kind, environment: Environment, params: ControlListParams & { type?: string | undefined }): Html {
   const typeSelect =
-    kind === 'modifications'
-      ? `<div><label for="filter-type">Type</label><select id="filter-type" name="type">${['', 'refund', 'capture', 'cancel', 'extend']
-          .map((value) => `<option value="${value}"${params.type === value ? ' selected' : ''}>${value === '' ? 'any' : value}</option>`)
-          .join('')}</select></div>`
-      : '';
-  return `<form class="inline" method="get" action="${base(environment)}/${kind}" aria-label="Filter">
-<div><label for="filter-status">Status</label><select id="filter-status" name="status">${options}</select></div>
-${typeSelect}<div><label for="filter-order">Order</label><select id="filter-order" name="order"><option value="desc"${params.order !== 'asc' ? ' selected' : ''}>newest first</option><option value="asc"${params.order === 'asc' ? ' selected' : ''}>oldest first</option></select></div>
+    kind === 'modifications' &&
+    html`<div><label for="filter-type">Type</label><select id="filter-type" name="type">${options(['', 'refund', 'capture', 'cancel', 'extend'], params.type)}</select></div>`;
+  return html`<form class="inline" method="get" action="${base(environment)}/${kind}" aria-label="Filter">
+<div><label for="filter-status">Status</label><select id="filter-status" name="status">${options(['', ...KINDS[kind].statuses], params.status)}</select></div>
+${typeSelect}<div><label for="filter-order">Order</label><select id="filter-order" name="order"><option value="desc"${params.order !== 'asc' && html` selected`}>newest first</option><option value="asc"${params.order === 'asc' && html` selected`}>oldest first</option></select></div>
 <button type="submit" class="secondary">Apply</button>
 </form>`;
 }
 
-function pager<R>(page: ControlPage<R>, path: string, query: URLSearchParams): string {
+function pager<R>(page: ControlPage<R>, path: string, query: URLSearchParams): Html {
   const first = new URLSearchParams(query);
   first.delete('cursor');
   const next = new URLSearchParams(query);
   if (page.cursor) next.set('cursor', page.cursor);
-  return `<p class="pager">${query.has('cursor') ? link(`${path}?${first}`, 'First page') : ''}${
-    page.hasMore && page.cursor ? link(`${path}?${next}`, 'Next page') : ''
+  return html`<p class="pager">${query.has('cursor') && link(`${path}?${first}`, 'First page')}${
+    page.hasMore && page.cursor && link(`${path}?${next}`, 'Next page')
   }<span class="muted">${page.total} in all</span></p>`;
 }
 
@@ -273,48 +279,49 @@ function pager<R>(page: ControlPage<R>, path: string, query: URLSearchParams): s
  */
 type Column = string | [heading: string, classes: string];
 
-function table(caption: string, columns: Column[], rows: string[][], empty: string): string {
-  if (rows.length === 0) return `<p class="muted">${escapeHtml(empty)}</p>`;
+/** A table cell: text (escaped) or HTML. */
+type Cell = string | Html;
+
+function table(caption: string, columns: Column[], rows: Cell[][], empty: string): Html {
+  if (rows.length === 0) return html`<p class="muted">${empty}</p>`;
   const headings = columns.map((column) => (typeof column === 'string' ? column : column[0]));
-  const classes = columns.map((column) => (typeof column === 'string' ? '' : ` class="${column[1]}"`));
+  const classes = columns.map((column) => typeof column !== 'string' && html` class="${column[1]}"`);
   // The section's heading names the table for the eye; the caption names it for a screen reader.
-  return `<div class="scroll" tabindex="0" role="region" aria-label="${escapeHtml(caption)}"><table><caption class="visually-hidden">${escapeHtml(caption)}</caption><thead><tr>${headings
-    .map((heading, index) => `<th scope="col"${classes[index]}>${escapeHtml(heading)}</th>`)
-    .join(
-      '',
-    )}</tr></thead><tbody>${rows.map((cells) => `<tr>${cells.map((cell, index) => `<td${classes[index] ?? ''}>${cell}</td>`).join('')}</tr>`).join('')}</tbody></table></div>`;
+  return html`<div class="scroll" tabindex="0" role="region" aria-label="${caption}"><table><caption class="visually-hidden">${caption}</caption><thead><tr>${headings.map(
+    (heading, index) => html`<th scope="col"${classes[index]}>${heading}</th>`,
+  )}</tr></thead><tbody>${rows.map((cells) => html`<tr>${cells.map((cell, index) => html`<td${classes[index]}>${cell}</td>`)}</tr>`)}</tbody></table></div>`;
 }
 
-function sessionRows(environment: Environment, sessions: SessionRecord[]): string[][] {
+function sessionRows(environment: Environment, sessions: SessionRecord[]): Cell[][] {
   return sessions.map((session) => [
     link(`${base(environment)}/sessions/${encodeURIComponent(session.sessionId)}`, session.sessionId),
     status(session.status),
-    escapeHtml(money(session.amount)),
-    escapeHtml(session.customReference ?? ''),
-    escapeHtml(session.paymentReference ?? ''),
-    escapeHtml(time(session.createdAt)),
+    money(session.amount),
+    session.customReference ?? '',
+    session.paymentReference ?? '',
+    time(session.createdAt),
   ]);
 }
 
-function posRows(environment: Environment, payments: PosRecord[]): string[][] {
+function posRows(environment: Environment, payments: PosRecord[]): Cell[][] {
   return payments.map((payment) => [
     link(`${base(environment)}/pos-payments/${encodeURIComponent(payment.posPaymentId)}`, payment.posPaymentId),
     status(payment.status),
-    escapeHtml(money(payment.amount)),
-    escapeHtml(payment.poiId),
-    escapeHtml(payment.customReference ?? ''),
-    escapeHtml(time(payment.createdAt)),
+    money(payment.amount),
+    payment.poiId,
+    payment.customReference ?? '',
+    time(payment.createdAt),
   ]);
 }
 
-function modificationRows(environment: Environment, records: ModificationRecord[]): string[][] {
+function modificationRows(environment: Environment, records: ModificationRecord[]): Cell[][] {
   return records.map((record) => [
     link(`${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`, record.operationReference),
-    escapeHtml(record.operationType),
+    record.operationType,
     status(record.status),
-    escapeHtml(money(record.amount)),
-    escapeHtml(record.paymentReference),
-    escapeHtml(time(record.createdAt)),
+    money(record.amount),
+    record.paymentReference,
+    time(record.createdAt),
   ]);
 }
 
@@ -324,15 +331,15 @@ function lastAnswer(delivery: WebhookDelivery): string {
   return last.status === null ? `no answer: ${last.error ?? ''}` : `HTTP ${last.status}`;
 }
 
-function deliveryRows(environment: Environment, deliveries: WebhookDelivery[]): string[][] {
+function deliveryRows(environment: Environment, deliveries: WebhookDelivery[]): Cell[][] {
   return deliveries.map((delivery) => [
     link(`${base(environment)}/deliveries/${delivery.id}`, `#${delivery.id}`),
-    escapeHtml(delivery.event.event_code),
-    escapeHtml(String(delivery.event.data.paymentReference ?? '')),
+    delivery.event.event_code,
+    String(delivery.event.data.paymentReference ?? ''),
     status(deliveryStatus(delivery)),
-    escapeHtml(`${delivery.attempts.length} (${lastAnswer(delivery)})`),
-    escapeHtml(delivery.url),
-    escapeHtml(time(delivery.createdAt)),
+    `${delivery.attempts.length} (${lastAnswer(delivery)})`,
+    delivery.url,
+    time(delivery.createdAt),
   ]);
 }
 
@@ -375,7 +382,7 @@ function listPage(context: DashboardContext, kind: Kind, environment: Environmen
     take: 25,
   };
   const { control } = context;
-  let rows: string[][];
+  let rows: Cell[][];
   let page: ControlPage<unknown>;
   if (kind === 'sessions') {
     const found = control.listSessions(environment, params);
@@ -395,7 +402,7 @@ function listPage(context: DashboardContext, kind: Kind, environment: Environmen
     title,
     environment,
     current: kind,
-    body: `<h1>${title}</h1>
+    body: html`<h1>${title}</h1>
 ${filterForm(kind, environment, params)}
 ${table(`${title}, ${environment === 'test' ? 'Test' : 'Live'}`, HEADINGS[kind], rows, `No ${title.toLowerCase()} match.`)}
 ${pager(page, `${base(environment)}/${kind}`, query)}`,
@@ -407,12 +414,18 @@ function overview(context: DashboardContext, environment: Environment): PagePart
   const counts = control.counts(environment);
   const recent = { take: 5, order: 'desc' as const };
   const card = (kind: Kind, count: number) =>
-    `<div class="panel"><h2>${link(`${base(environment)}/${kind}`, KINDS[kind].title)}</h2><p>${count} in all</p></div>`;
+    html`<div class="panel"><h2>${link(`${base(environment)}/${kind}`, KINDS[kind].title)}</h2><p>${count} in all</p></div>`;
+  const urls =
+    control.webhookUrls.length === 0
+      ? html`<p class="muted">None: webhooks are recorded but not sent. Add one with <code>--webhook-url</code>, or below.</p>`
+      : html`<ul>${control.webhookUrls.map(
+          (url) => html`<li>${url} ${actionForm(context, 'remove-webhook-url', '/', { hidden: { url } }, 'Remove', 'secondary')}</li>`,
+        )}</ul>`;
   return {
     title: 'Overview',
     environment,
     current: 'overview',
-    body: `<h1>${environment === 'test' ? 'Test' : 'Live'} overview</h1>
+    body: html`<h1>${environment === 'test' ? 'Test' : 'Live'} overview</h1>
 <div class="grid">${card('sessions', counts.sessions)}${card('pos-payments', counts.posPayments)}${card('modifications', counts.modifications)}${card('deliveries', counts.deliveries)}</div>
 <h2>Latest sessions</h2>
 ${table('Latest sessions', HEADINGS.sessions, sessionRows(environment, control.listSessions(environment, recent).items), 'No session yet: create one with the SDK or the API.')}
@@ -421,30 +434,28 @@ ${table('Latest POS payments', HEADINGS['pos-payments'], posRows(environment, co
 <h2>Latest webhook deliveries</h2>
 ${table('Latest webhook deliveries', HEADINGS.deliveries, deliveryRows(environment, control.listDeliveries(environment, recent).items), 'No webhook delivery yet.')}
 <h2>Webhook URLs</h2>
-${
-  control.webhookUrls.length === 0
-    ? '<p class="muted">None: webhooks are recorded but not sent. Add one with <code>--webhook-url</code>, or below.</p>'
-    : `<ul>${control.webhookUrls.map((url) => `<li>${escapeHtml(url)} ${actionForm(context, 'remove-webhook-url', '/', [hidden('url', url)], 'Remove', 'secondary')}</li>`).join('')}</ul>`
-}
+${urls}
 ${actionForm(
   context,
   'add-webhook-url',
   environment === 'test' ? '/' : '/live',
-  [
-    '<label for="webhook-url">Webhook URL</label><input id="webhook-url" name="url" type="url" placeholder="http://127.0.0.1:3000/webhooks" size="36" required>',
-  ],
+  {
+    fields: [
+      html`<label for="webhook-url">Webhook URL</label><input id="webhook-url" name="url" type="url" placeholder="http://127.0.0.1:3000/webhooks" size="36" required>`,
+    ],
+  },
   'Add webhook URL',
   'secondary',
 )}
 <h2>Start over</h2>
-${actionForm(context, 'reset', '/', ['<p class="muted">Deletes every record of both environments and sets the clock back.</p>'], 'Reset all data', 'danger')}`,
+${actionForm(context, 'reset', '/', { fields: [html`<p class="muted">Deletes every record of both environments and sets the clock back.</p>`] }, 'Reset all data', 'danger')}`,
   };
 }
 
 // Record pages
 
-function fields(entries: [string, string][]): string {
-  return `<dl>${entries.map(([name, value]) => `<dt>${escapeHtml(name)}</dt><dd>${value}</dd>`).join('')}</dl>`;
+function fields(entries: [string, Cell][]): Html {
+  return html`<dl>${entries.map(([name, value]) => html`<dt>${name}</dt><dd>${value}</dd>`)}</dl>`;
 }
 
 function attemptLine(attempt: DeliveryAttempt): string {
@@ -452,40 +463,100 @@ function attemptLine(attempt: DeliveryAttempt): string {
   return `${answer} in ${attempt.durationMs} ms`;
 }
 
-function deliveriesSection(environment: Environment, deliveries: WebhookDelivery[]): string {
-  return `<h2>Webhooks sent</h2>${table('Webhooks about this record', HEADINGS.deliveries, deliveryRows(environment, deliveries), 'No webhook about this record.')}`;
+function deliveriesSection(environment: Environment, deliveries: WebhookDelivery[]): Html {
+  return html`<h2>Webhooks sent</h2>${table('Webhooks about this record', HEADINGS.deliveries, deliveryRows(environment, deliveries), 'No webhook about this record.')}`;
 }
 
-/** Timeline entries: when (`null`: not recorded, listed last) and what, as HTML. */
-function timelineList(items: [number | null, string][]): string {
-  return `<ol class="timeline">${items
+/** A timeline entry: when (`null`: not recorded, listed last) and what. */
+type TimelineEntry = [at: number | null, what: Cell];
+
+function timelineList(items: TimelineEntry[]): Html {
+  return html`<ol class="timeline">${items
     .sort((a, b) => (a[0] ?? Number.POSITIVE_INFINITY) - (b[0] ?? Number.POSITIVE_INFINITY))
     .map(
       ([at, text]) =>
-        `<li>${at === null ? '<span class="muted">time not recorded</span>' : `<time>${escapeHtml(time(at))}</time>`}: ${text}</li>`,
-    )
-    .join('')}</ol>`;
+        html`<li>${at === null ? html`<span class="muted">time not recorded</span>` : html`<time>${time(at)}</time>`}: ${text}</li>`,
+    )}</ol>`;
 }
 
-function deliveryEvents(environment: Environment, deliveries: WebhookDelivery[]): [number, string][] {
+function deliveryEvents(environment: Environment, deliveries: WebhookDelivery[]): TimelineEntry[] {
   return deliveries.flatMap((delivery) =>
-    delivery.attempts.map((attempt): [number, string] => [
-      attempt.at,
-      `webhook ${link(`${base(environment)}/deliveries/${delivery.id}`, `#${delivery.id}`)} ${escapeHtml(delivery.event.event_code)} to ${escapeHtml(delivery.url)}: ${escapeHtml(attemptLine(attempt))}`,
-    ]),
+    delivery.attempts.map(
+      (attempt): TimelineEntry => [
+        attempt.at,
+        html`webhook ${link(`${base(environment)}/deliveries/${delivery.id}`, `#${delivery.id}`)} ${delivery.event.event_code} to ${delivery.url}: ${attemptLine(attempt)}`,
+      ],
+    ),
   );
 }
 
-function modificationEvents(environment: Environment, records: ModificationRecord[]): [number, string][] {
-  return records.flatMap((record): [number, string][] => [
+function modificationEvents(environment: Environment, records: ModificationRecord[]): TimelineEntry[] {
+  return records.flatMap((record): TimelineEntry[] => [
     [
       record.createdAt,
-      `${escapeHtml(record.operationType)} ${link(`${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`, record.operationReference)} requested`,
+      html`${record.operationType} ${link(`${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`, record.operationReference)} requested`,
     ],
     ...(record.resolvedAt === null
       ? []
-      : ([[record.resolvedAt, `${escapeHtml(record.operationReference)} resolved: ${escapeHtml(record.status)}`]] as [number, string][])),
+      : [[record.resolvedAt, `${record.operationReference} resolved: ${record.status}`] as TimelineEntry]),
   ]);
+}
+
+function sessionActions(context: DashboardContext, environment: Environment, session: SessionRecord, here: string): Html {
+  const target = { environment, id: session.sessionId };
+  if (session.status === 'completed')
+    return actionForm(
+      context,
+      'emit',
+      here,
+      { hidden: { environment, eventCode: 'AUTHORISATION', reference: session.sessionId } },
+      'Send AUTHORISATION again',
+      'secondary',
+    );
+  if (session.status !== 'pending') return html`<p class="muted">No action: the session is finished.</p>`;
+  const holders = [TEST_SUCCESS_CARDHOLDER, ...Object.keys(TEST_CARDHOLDER_NAMES)].map(
+    (name) =>
+      html`<option value="${name}">${name === TEST_SUCCESS_CARDHOLDER ? `${name} (pays)` : `${name} (${TEST_CARDHOLDER_NAMES[name as keyof typeof TEST_CARDHOLDER_NAMES].description})`}</option>`,
+  );
+  return html`${actionForm(
+    context,
+    'pay',
+    here,
+    {
+      hidden: target,
+      fields: [html`<label for="holder">Cardholder name</label><select id="holder" name="holderName">${holders}</select>`],
+    },
+    'Pay',
+  )}${actionForm(context, 'expire', here, { hidden: target }, 'Expire now', 'secondary')}`;
+}
+
+function sessionEvents(environment: Environment, timeline: RecordTimeline<SessionRecord>): TimelineEntry[] {
+  const session = timeline.record;
+  const payer = session.controlPayment;
+  return [
+    [session.createdAt, 'created'],
+    ...(session.openedAt === null ? [] : [[session.openedAt, 'payment page opened'] as TimelineEntry]),
+    // A control payment ends the session as it is made.
+    ...(payer === null
+      ? []
+      : [
+          [
+            session.endedAt,
+            `paid ${payer.from === 'dashboard' ? 'from the dashboard' : 'through the control API'} as ${payer.holderName}`,
+          ] as TimelineEntry,
+        ]),
+    ...session.attempts.map(
+      (attempt): TimelineEntry => [
+        attempt.createdAt,
+        `payment attempt ${attempt.paymentReference}: ${attempt.status}${attempt.reason ? ` (${attempt.reason})` : ''}`,
+      ],
+    ),
+    ...(session.status === 'expired' || session.status === 'cancelled' || session.status === 'failed'
+      ? [[session.endedAt, session.status] as TimelineEntry]
+      : []),
+    ...modificationEvents(environment, timeline.modifications),
+    ...deliveryEvents(environment, timeline.deliveries),
+  ];
 }
 
 function sessionPage(
@@ -495,77 +566,25 @@ function sessionPage(
 ): PageParts {
   const session = timeline.record;
   const here = `${base(environment)}/sessions/${encodeURIComponent(session.sessionId)}`;
-  const holders = [TEST_SUCCESS_CARDHOLDER, ...Object.keys(TEST_CARDHOLDER_NAMES)];
-  const actions =
-    session.status === 'pending'
-      ? `${actionForm(
-          context,
-          'pay',
-          here,
-          [
-            hidden('environment', environment),
-            hidden('id', session.sessionId),
-            `<label for="holder">Cardholder name</label><select id="holder" name="holderName">${holders
-              .map(
-                (name) =>
-                  `<option value="${escapeHtml(name)}">${escapeHtml(name === TEST_SUCCESS_CARDHOLDER ? `${name} (pays)` : `${name} (${TEST_CARDHOLDER_NAMES[name as keyof typeof TEST_CARDHOLDER_NAMES].description})`)}</option>`,
-              )
-              .join('')}</select>`,
-          ],
-          'Pay',
-        )}${actionForm(context, 'expire', here, [hidden('environment', environment), hidden('id', session.sessionId)], 'Expire now', 'secondary')}`
-      : session.status === 'completed'
-        ? actionForm(
-            context,
-            'emit',
-            here,
-            [hidden('environment', environment), hidden('eventCode', 'AUTHORISATION'), hidden('reference', session.sessionId)],
-            'Send AUTHORISATION again',
-            'secondary',
-          )
-        : '<p class="muted">No action: the session is finished.</p>';
-  const payer = session.controlPayment;
-  const events: [number | null, string][] = [
-    [session.createdAt, 'created'],
-    ...(session.openedAt === null ? [] : ([[session.openedAt, 'payment page opened']] as [number, string][])),
-    // A control payment ends the session as it is made.
-    ...(payer === null
-      ? []
-      : ([
-          [
-            session.endedAt,
-            `paid ${payer.from === 'dashboard' ? 'from the dashboard' : 'through the control API'} as ${escapeHtml(payer.holderName)}`,
-          ],
-        ] as [number | null, string][])),
-    ...session.attempts.map((attempt): [number, string] => [
-      attempt.createdAt,
-      `payment attempt ${escapeHtml(attempt.paymentReference)}: ${escapeHtml(attempt.status)}${attempt.reason ? ` (${escapeHtml(attempt.reason)})` : ''}`,
-    ]),
-    ...(session.status === 'expired' || session.status === 'cancelled' || session.status === 'failed'
-      ? ([[session.endedAt, escapeHtml(session.status)]] as [number | null, string][])
-      : []),
-    ...modificationEvents(environment, timeline.modifications),
-    ...deliveryEvents(environment, timeline.deliveries),
-  ];
   return {
     title: `Session ${session.sessionId}`,
     environment,
     current: 'sessions',
-    body: `<h1>Session ${escapeHtml(session.sessionId)}</h1>
+    body: html`<h1>Session ${session.sessionId}</h1>
 ${fields([
   ['Status', status(session.status)],
-  ['Amount', escapeHtml(money(session.amount))],
-  ['Payment reference', escapeHtml(session.paymentReference ?? '')],
-  ['Custom reference', escapeHtml(session.customReference ?? '')],
-  ['Description', escapeHtml(session.description ?? '')],
+  ['Amount', money(session.amount)],
+  ['Payment reference', session.paymentReference ?? ''],
+  ['Custom reference', session.customReference ?? ''],
+  ['Description', session.description ?? ''],
   ['Pre-authorisation', session.isPreAuth ? 'yes' : 'no'],
   ['Payment page', session.status === 'pending' ? link(session.paymentUrl, 'Open the payment page') : 'closed'],
-  ['urlOk', escapeHtml(session.urlOk)],
-  ['urlKo', escapeHtml(session.urlKo)],
-  ['Locale, country', escapeHtml(`${session.shopperLocale}, ${session.countryCode}`)],
+  ['urlOk', session.urlOk],
+  ['urlKo', session.urlKo],
+  ['Locale, country', `${session.shopperLocale}, ${session.countryCode}`],
 ])}
-<h2>Actions</h2>${actions}
-<h2>Timeline</h2>${timelineList(events)}
+<h2>Actions</h2>${sessionActions(context, environment, session, here)}
+<h2>Timeline</h2>${timelineList(sessionEvents(environment, timeline))}
 <h2>Modifications</h2>${table('Modifications of this session', HEADINGS.modifications, modificationRows(environment, timeline.modifications), 'No modification.')}
 ${deliveriesSection(environment, timeline.deliveries)}`,
   };
@@ -574,14 +593,14 @@ ${deliveriesSection(environment, timeline.deliveries)}`,
 function posPage(context: DashboardContext, environment: Environment, timeline: RecordTimeline<PosRecord>): PageParts {
   const payment = timeline.record;
   const here = `${base(environment)}/pos-payments/${encodeURIComponent(payment.posPaymentId)}`;
-  const target = [hidden('environment', environment), hidden('id', payment.posPaymentId)];
+  const target = { environment, id: payment.posPaymentId };
   const actions =
     payment.status === 'pending' || payment.status === 'timeout'
-      ? `${actionForm(context, 'resolve', here, [...target, hidden('outcome', 'success')], 'Resolve as success')}${actionForm(
+      ? html`${actionForm(context, 'resolve', here, { hidden: { ...target, outcome: 'success' } }, 'Resolve as success')}${actionForm(
           context,
           'resolve',
           here,
-          [...target, hidden('outcome', 'failed')],
+          { hidden: { ...target, outcome: 'failed' } },
           'Resolve as failed',
           'secondary',
         )}`
@@ -589,7 +608,7 @@ function posPage(context: DashboardContext, environment: Environment, timeline: 
           context,
           'emit',
           here,
-          [hidden('environment', environment), hidden('eventCode', 'AUTHORISATION'), hidden('reference', payment.posPaymentId)],
+          { hidden: { environment, eventCode: 'AUTHORISATION', reference: payment.posPaymentId } },
           'Send AUTHORISATION again',
           'secondary',
         );
@@ -597,14 +616,14 @@ function posPage(context: DashboardContext, environment: Environment, timeline: 
     title: `POS payment ${payment.posPaymentId}`,
     environment,
     current: 'pos-payments',
-    body: `<h1>POS payment ${escapeHtml(payment.posPaymentId)}</h1>
+    body: html`<h1>POS payment ${payment.posPaymentId}</h1>
 ${fields([
   ['Status', status(payment.status)],
-  ['Amount', escapeHtml(money(payment.amount))],
-  ['Terminal', escapeHtml(payment.poiId)],
-  ['PSP reference', escapeHtml(payment.pspReference ?? '')],
-  ['Message', escapeHtml(payment.errorMessage ?? '')],
-  ['Custom reference', escapeHtml(payment.customReference ?? '')],
+  ['Amount', money(payment.amount)],
+  ['Terminal', payment.poiId],
+  ['PSP reference', payment.pspReference ?? ''],
+  ['Message', payment.errorMessage ?? ''],
+  ['Custom reference', payment.customReference ?? ''],
 ])}
 <h2>Actions</h2>${actions}
 <h2>Timeline</h2>${timelineList([
@@ -617,9 +636,9 @@ ${deliveriesSection(environment, timeline.deliveries)}`,
   };
 }
 
-function ownerLink(context: DashboardContext, environment: Environment, paymentReference: string): string {
+function ownerLink(context: DashboardContext, environment: Environment, paymentReference: string): Cell {
   const owner = context.control.paymentOwner(environment, paymentReference);
-  if (!owner) return escapeHtml(paymentReference);
+  if (!owner) return paymentReference;
   return link(
     `${base(environment)}/${owner.kind === 'session' ? 'sessions' : 'pos-payments'}/${encodeURIComponent(owner.id)}`,
     paymentReference,
@@ -635,21 +654,21 @@ function modificationPage(context: DashboardContext, environment: Environment, t
           context,
           'emit',
           here,
-          [hidden('environment', environment), hidden('eventCode', 'REFUND'), hidden('reference', record.operationReference)],
+          { hidden: { environment, eventCode: 'REFUND', reference: record.operationReference } },
           'Send REFUND again',
           'secondary',
         )
-      : '<p class="muted">No action.</p>';
+      : html`<p class="muted">No action.</p>`;
   return {
     title: `Modification ${record.operationReference}`,
     environment,
     current: 'modifications',
-    body: `<h1>${escapeHtml(record.operationType)} ${escapeHtml(record.operationReference)}</h1>
+    body: html`<h1>${record.operationType} ${record.operationReference}</h1>
 ${fields([
   ['Status', status(record.status)],
   ['Payment', ownerLink(context, environment, record.paymentReference)],
-  ['Amount', escapeHtml(money(record.amount))],
-  ['Reason', escapeHtml(record.reason ?? '')],
+  ['Amount', money(record.amount)],
+  ['Reason', record.reason ?? ''],
 ])}
 <h2>Actions</h2>${actions}
 <h2>Timeline</h2>${timelineList([...modificationEvents(environment, [record]), ...deliveryEvents(environment, timeline.deliveries)])}
@@ -660,49 +679,49 @@ ${deliveriesSection(environment, timeline.deliveries)}`,
 function deliveryPage(context: DashboardContext, environment: Environment, delivery: WebhookDelivery): PageParts {
   const here = `${base(environment)}/deliveries/${delivery.id}`;
   const reference = delivery.event.data.paymentReference;
-  const rows = delivery.attempts.map((attempt, index) => [
+  const rows = delivery.attempts.map((attempt, index): Cell[] => [
     String(index + 1),
-    escapeHtml(time(attempt.at)),
-    escapeHtml(attempt.status === null ? 'no answer' : `HTTP ${attempt.status}`),
-    escapeHtml(`${attempt.durationMs} ms`),
+    time(attempt.at),
+    attempt.status === null ? 'no answer' : `HTTP ${attempt.status}`,
+    `${attempt.durationMs} ms`,
     attempt.error
-      ? escapeHtml(attempt.error)
+      ? attempt.error
       : attempt.responseBody
-        ? `<pre>${escapeHtml(attempt.responseBody)}</pre>`
-        : '<span class="muted">empty</span>',
+        ? html`<pre>${attempt.responseBody}</pre>`
+        : html`<span class="muted">empty</span>`,
   ]);
   return {
     title: `Webhook delivery #${delivery.id}`,
     environment,
     current: 'deliveries',
-    body: `<h1>Webhook delivery #${delivery.id}</h1>
+    body: html`<h1>Webhook delivery #${delivery.id}</h1>
 ${fields([
   ['Status', status(deliveryStatus(delivery))],
-  ['Event', escapeHtml(delivery.event.event_code)],
+  ['Event', delivery.event.event_code],
   ['Payment', typeof reference === 'string' ? ownerLink(context, environment, reference) : ''],
-  ['URL', escapeHtml(delivery.url)],
-  ['Created', escapeHtml(time(delivery.createdAt))],
+  ['URL', delivery.url],
+  ['Created', time(delivery.createdAt)],
   ...(delivery.resendOf
-    ? ([['Resends', link(`${base(environment)}/deliveries/${delivery.resendOf}`, `#${delivery.resendOf}`)]] as [string, string][])
+    ? [['Resends', link(`${base(environment)}/deliveries/${delivery.resendOf}`, `#${delivery.resendOf}`)] as [string, Cell]]
     : []),
 ])}
-<h2>Actions</h2>${actionForm(context, 'resend', here, [hidden('environment', environment), hidden('id', String(delivery.id))], 'Resend', 'secondary')}
+<h2>Actions</h2>${actionForm(context, 'resend', here, { hidden: { environment, id: String(delivery.id) } }, 'Resend', 'secondary')}
 <h2>Attempts</h2>${table('Attempts, with the first 2 KB of each answer', ['#', 'At', 'Answer', 'Took', 'Body or error'], rows, 'No attempt yet.')}
-<h2>Body sent</h2><pre>${escapeHtml(JSON.stringify(delivery.event, null, 2))}</pre>`,
+<h2>Body sent</h2><pre>${JSON.stringify(delivery.event, null, 2)}</pre>`,
   };
 }
 
 function referencePage(): PageParts {
-  const holders = Object.entries(TEST_CARDHOLDER_NAMES).map(([name, outcome]) => [
-    `<code>${escapeHtml(name)}</code>`,
-    escapeHtml(outcome.result === 'error' ? 'processor error' : 'declined'),
-    escapeHtml(outcome.description),
+  const holders: Cell[][] = Object.entries(TEST_CARDHOLDER_NAMES).map(([name, outcome]) => [
+    html`<code>${name}</code>`,
+    outcome.result === 'error' ? 'processor error' : 'declined',
+    outcome.description,
   ]);
-  holders.push([`any other name, for example <code>${escapeHtml(TEST_SUCCESS_CARDHOLDER)}</code>`, 'paid', 'authorised']);
+  holders.push([html`any other name, for example <code>${TEST_SUCCESS_CARDHOLDER}</code>`, 'paid', 'authorised']);
   const terminals = TEST_TERMINALS.map((terminal) => [
-    `<code>${escapeHtml(terminal.poiId)}</code>`,
-    escapeHtml(terminal.name),
-    escapeHtml(terminal.model),
+    html`<code>${terminal.poiId}</code>`,
+    terminal.name,
+    terminal.model,
     terminal.online ? 'online' : 'offline: 502 / 13004',
   ]);
   const endings = [
@@ -712,8 +731,8 @@ function referencePage(): PageParts {
     [`…${POS_TEST_ENDINGS.busy}`, '409 / 13005, terminal busy'],
   ];
   const cards = Object.values(TEST_CARDS).map((card) => [
-    escapeHtml(card.brand),
-    `<code>${card.number}</code>`,
+    card.brand,
+    html`<code>${card.number}</code>`,
     card.cvc,
     `${card.expiryMonth}/${card.expiryYear}`,
   ]);
@@ -721,7 +740,7 @@ function referencePage(): PageParts {
     title: 'Test-mode reference',
     environment: undefined,
     current: 'reference',
-    body: `<h1>Test-mode reference</h1>
+    body: html`<h1>Test-mode reference</h1>
 <h2>Cardholder names on the payment page</h2>${table('Cardholder names and their outcomes', ['Name', 'Outcome', 'Meaning'], holders, '')}
 <h2>Terminals</h2>${table('Test terminals', ['poiId', 'Name', 'Model', 'State'], terminals, '')}
 <h2>POS amount endings</h2>${table('POS outcomes by the last two digits of the amount in cents', ['Amount ends in', 'Answer'], endings, '')}
@@ -731,15 +750,9 @@ function referencePage(): PageParts {
 
 // Serving
 
-function nonce(): string {
-  const bytes = new Uint8Array(16);
-  crypto.getRandomValues(bytes);
-  return btoa(String.fromCharCode(...bytes));
-}
-
 function render(context: DashboardContext, parts: PageParts, status = 200, liveOnly = false): Response {
-  const value = nonce();
-  return htmlResponse(status, liveOnly ? `\n${parts.body}\n` : layout(context, parts, value), securityHeaders(value));
+  const nonce = cspNonce();
+  return htmlResponse(status, liveOnly ? html`\n${parts.body}\n` : layout(context, parts, nonce), undefined, { nonce });
 }
 
 function notFoundPage(context: DashboardContext, what: string): Response {
@@ -749,7 +762,7 @@ function notFoundPage(context: DashboardContext, what: string): Response {
       title: 'Not found',
       environment: undefined,
       current: 'overview',
-      body: `<h1>Not found</h1><p>${escapeHtml(what)}</p><p>${link('/', 'Back to the overview')}</p>`,
+      body: html`<h1>Not found</h1><p>${what}</p><p>${link('/', 'Back to the overview')}</p>`,
     },
     404,
   );
