@@ -1,9 +1,9 @@
 import type { Environment } from '../core/options.js';
+import type { SandboxApi } from './api/index.js';
 import type { OffsetClock } from './clock.js';
 import type { ControlPayment, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from './records.js';
 import { invalid, jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
 import type { Scheduler } from './scheduler.js';
-import type { SandboxService } from './service.js';
 import type { KeysetPage, SandboxStore } from './store.js';
 import { cursorAfter, jsonObject, listingParams } from './validation.js';
 import type { WebhookDispatcher } from './webhooks.js';
@@ -95,7 +95,7 @@ function queryOf(params: ControlListParams): URLSearchParams {
  */
 export class SandboxControl {
   readonly #store: SandboxStore;
-  readonly #service: SandboxService;
+  readonly #api: SandboxApi;
   readonly #webhooks: WebhookDispatcher;
   readonly #scheduler: Scheduler;
   readonly #clock: OffsetClock;
@@ -103,14 +103,14 @@ export class SandboxControl {
 
   constructor(options: {
     store: SandboxStore;
-    service: SandboxService;
+    api: SandboxApi;
     webhooks: WebhookDispatcher;
     scheduler: Scheduler;
     clock: OffsetClock;
     origin: () => string;
   }) {
     this.#store = options.store;
-    this.#service = options.service;
+    this.#api = options.api;
     this.#webhooks = options.webhooks;
     this.#scheduler = options.scheduler;
     this.#clock = options.clock;
@@ -155,7 +155,7 @@ export class SandboxControl {
 
   /** A session, its modifications and the webhook deliveries about its payment. */
   session(environment: Environment, sessionId: string): RecordTimeline<ControlSession> {
-    const session = this.#service.session(environment, sessionId);
+    const session = this.#api.sessions.get(environment, sessionId);
     if (!session) throw notFound('Session');
     return {
       record: this.sessionView(session),
@@ -233,14 +233,14 @@ export class SandboxControl {
     const holderName = options.holderName ?? 'Jane Tester';
     if (typeof holderName !== 'string' || holderName.trim().length < 3) throw invalid('holderName must be a name of at least 3 characters');
     const from = options.from ?? 'control';
-    const session = this.#store.transaction(() => this.#service.payAs(environment, sessionId, { from, holderName }));
+    const session = this.#store.transaction(() => this.#api.sessions.payAs(environment, sessionId, { from, holderName }));
     await this.#settle();
     return this.sessionView(session);
   }
 
   /** Expires a pending session now, as if its payment page had timed out. */
   expireSession(environment: Environment, sessionId: string): ControlSession {
-    const session = this.#store.transaction(() => this.#service.expireNow(environment, sessionId));
+    const session = this.#store.transaction(() => this.#api.sessions.expireNow(environment, sessionId));
     this.#scheduler.reschedule();
     return this.sessionView(session);
   }
@@ -248,7 +248,7 @@ export class SandboxControl {
   /** Resolves a `pending` or `timeout` POS payment now, to `success` or `failed`. */
   async resolvePosPayment(environment: Environment, posPaymentId: string, outcome: 'success' | 'failed'): Promise<PosRecord> {
     if (outcome !== 'success' && outcome !== 'failed') throw invalid('outcome must be success or failed');
-    const record = this.#store.transaction(() => this.#service.resolvePosNow(environment, posPaymentId, outcome));
+    const record = this.#store.transaction(() => this.#api.posPayments.resolveNow(environment, posPaymentId, outcome));
     await this.#settle();
     return record;
   }
@@ -268,7 +268,7 @@ export class SandboxControl {
    */
   async emitEvent(environment: Environment, eventCode: string, reference: string): Promise<WebhookDelivery[]> {
     if (typeof reference !== 'string' || reference === '') throw invalid('reference is required');
-    const ids = this.#store.transaction(() => this.#service.emitEvent(environment, eventCode, reference));
+    const ids = this.#store.transaction(() => this.#api.emitEvent(environment, eventCode, reference));
     await this.#settle();
     return ids.map((id) => this.delivery(environment, id));
   }

@@ -10,13 +10,14 @@
  */
 import type { Environment } from '../core/options.js';
 import { declaredHosts, isOwnHost, misdirectedPage } from './access.js';
+import { createApi, type Deferred } from './api/index.js';
+import { API_ROUTES, type OperationInput } from './api/routes.js';
 import { readJsonText, readOptionalJsonText } from './body.js';
 import { offsetClock, type SandboxClock, seededRandom, systemClock } from './clock.js';
 import { type ClockState, CONTROL_PREFIX, type ControlSession, handleControl, SandboxControl } from './control.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
 import { Scheduler } from './scheduler.js';
-import { type Answer, type Deferred, SandboxService } from './service.js';
 import { hashText, SandboxStore, SandboxStoreError } from './store.js';
 import { jsonObject } from './validation.js';
 import { handleDashboard } from './views/dashboard.js';
@@ -166,63 +167,6 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-interface Route {
-  name: string;
-  method: 'GET' | 'POST';
-  pattern: RegExp;
-  run: (service: SandboxService, context: RouteContext) => Answer | Deferred;
-}
-
-interface RouteContext {
-  environment: Environment;
-  params: string[];
-  query: URLSearchParams;
-  body: Record<string, unknown>;
-  origin: string;
-  idempotencyKey: string | null;
-}
-
-const ROUTES: Route[] = [
-  {
-    name: 'createSession',
-    method: 'POST',
-    pattern: /^\/payment\/session$/,
-    run: (s, c) => s.createSession(c.environment, c.body, c.origin),
-  },
-  { name: 'listSessions', method: 'GET', pattern: /^\/payment\/sessions$/, run: (s, c) => s.listSessions(c.environment, c.query) },
-  {
-    name: 'sessionModifications',
-    method: 'GET',
-    pattern: /^\/payment\/session\/([^/]+)\/modifications$/,
-    run: (s, c) => s.modificationsOf(c.environment, 'session', c.params[0] ?? ''),
-  },
-  {
-    name: 'retrieveSession',
-    method: 'GET',
-    pattern: /^\/payment\/session\/([^/]+)$/,
-    run: (s, c) => s.retrieveSession(c.environment, c.params[0] ?? ''),
-  },
-  { name: 'refund', method: 'POST', pattern: /^\/payment\/refund$/, run: (s, c) => s.modify(c.environment, 'refund', c.body) },
-  { name: 'capture', method: 'POST', pattern: /^\/payment\/capture$/, run: (s, c) => s.modify(c.environment, 'capture', c.body) },
-  { name: 'cancel', method: 'POST', pattern: /^\/payment\/cancel$/, run: (s, c) => s.modify(c.environment, 'cancel', c.body) },
-  { name: 'extend', method: 'POST', pattern: /^\/payment\/extend$/, run: (s, c) => s.modify(c.environment, 'extend', c.body) },
-  {
-    name: 'posModifications',
-    method: 'GET',
-    pattern: /^\/pos\/payment\/([^/]+)\/modifications$/,
-    run: (s, c) => s.modificationsOf(c.environment, 'pos', c.params[0] ?? ''),
-  },
-  { name: 'listModifications', method: 'GET', pattern: /^\/modifications$/, run: (s, c) => s.listModifications(c.environment, c.query) },
-  { name: 'listTerminals', method: 'GET', pattern: /^\/pos\/terminals$/, run: (s, c) => s.listTerminals(c.query) },
-  {
-    name: 'createPosPayment',
-    method: 'POST',
-    pattern: /^\/pos\/payment$/,
-    run: (s, c) => s.createPosPayment(c.environment, c.body, c.idempotencyKey),
-  },
-  { name: 'listPosPayments', method: 'GET', pattern: /^\/pos\/payments$/, run: (s, c) => s.listPosPayments(c.environment, c.query) },
-];
-
 const API_PREFIX = /^\/external\/v1(\/test)?(\/.*)$/;
 const IN_PROCESS_BASE_URL = 'http://sandbox.localhost';
 
@@ -263,8 +207,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     retry: options.webhookRetry,
     onAttempt: options.onWebhookAttempt,
   });
-  const service = new SandboxService({
+  const api = createApi({
     webcode,
+    // The scheduler is made next, from the operations' job handlers; nothing schedules before it exists.
+    schedule: (kind, delayMs, subject) => scheduler.add(kind, delayMs, subject),
     clock,
     random,
     store,
@@ -289,12 +235,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const scheduler = new Scheduler({
     store,
     clock,
-    handlers: { ...service.jobs, [WEBHOOK_ATTEMPT]: webhooks.handler },
+    handlers: { ...api.jobs, [WEBHOOK_ATTEMPT]: webhooks.handler },
     onError: report,
   });
-  service.attach(scheduler);
   webhooks.attach(scheduler);
-  const control = new SandboxControl({ store, service, webhooks, scheduler, clock, origin: () => sandbox.baseUrl });
+  const control = new SandboxControl({ store, api, webhooks, scheduler, clock, origin: () => sandbox.baseUrl });
   const dashboard = { control, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes, webcode };
   let boundHosts = new Set<string>();
   try {
@@ -329,8 +274,14 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     return key;
   }
 
-  async function api(request: Request, url: URL, environment: Environment, rest: string, info: HandleInfo | undefined): Promise<Response> {
-    const route = ROUTES.find((candidate) => candidate.pattern.test(rest));
+  async function serveApi(
+    request: Request,
+    url: URL,
+    environment: Environment,
+    rest: string,
+    info: HandleInfo | undefined,
+  ): Promise<Response> {
+    const route = API_ROUTES.find((candidate) => candidate.pattern.test(rest));
     if (!route) throw new ServiceFailure(404, SANDBOX_CODES.notFound, `No endpoint at ${url.pathname}`);
     if (route.method !== request.method)
       throw new ServiceFailure(405, SANDBOX_CODES.methodNotAllowed, `Method ${request.method} not allowed on ${url.pathname}`);
@@ -341,7 +292,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     if (sentWebcode === undefined || sentWebcode === null || sentWebcode === '') throw invalid('webcode is required');
     if (sentWebcode !== (key.webcode ?? webcode)) throw new ServiceFailure(403, 11008, 'webcode does not match the API key');
     const idempotencyKey = request.method === 'POST' ? request.headers.get('idempotency-key') : null;
-    const context: RouteContext = {
+    const context: OperationInput = {
       environment,
       params,
       query: url.searchParams,
@@ -369,7 +320,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
             return { response: jsonResponse(stored.status, stored.response, { 'idempotent-replayed': 'true' }) };
           }
         }
-        const result = route.run(service, context);
+        const result = route.run(api, context);
         const entry = { environment, key: idempotencyKey ?? '', endpoint: route.name, bodyHash, createdAt: clock.now() };
         if ('deferred' in result) {
           // Its response is stored by the job that answers it; until then a resend waits.
@@ -385,7 +336,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       if ('wait' in outcome) {
         // A request with this key is still running (a POS payment at its terminal): wait, then replay it.
         // Subscribed before running due work, which may be the very job that settles the key.
-        const settled = service.keySettled(environment, idempotencyKey ?? '');
+        const settled = api.keys.settled(environment, idempotencyKey ?? '');
         scheduler.runDue();
         await settled;
         continue;
@@ -413,7 +364,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       }
       // Work due by now (expiry, resolutions) is applied before the request sees the state.
       scheduler.runDue();
-      if (apiPath) return await api(request, url, apiPath[1] ? 'test' : 'live', apiPath[2] ?? '', info);
+      if (apiPath) return await serveApi(request, url, apiPath[1] ? 'test' : 'live', apiPath[2] ?? '', info);
       if (url.pathname.startsWith(CONTROL_PREFIX))
         return await handleControl(
           request,
@@ -430,7 +381,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         );
       const dashboardResponse = await handleDashboard(request, url, dashboard);
       if (dashboardResponse) return dashboardResponse;
-      const pageResponse = await handlePage(request, url, { service, store, clientSecrets, clock, webcode, maxBodyBytes });
+      const pageResponse = await handlePage(request, url, { api, store, clientSecrets, clock, webcode, maxBodyBytes });
       if (pageResponse) return pageResponse;
       throw new ServiceFailure(404, SANDBOX_CODES.notFound, `Nothing at ${url.pathname}`);
     } catch (error) {

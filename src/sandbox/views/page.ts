@@ -4,18 +4,18 @@
  */
 import type { Environment } from '../../core/options.js';
 import { TEST_CARDHOLDER_NAMES, type TestCardholderName } from '../../testing/index.js';
+import { PAYMENT_PAGE_SECONDS, type SandboxApi } from '../api/index.js';
 import { readText } from '../body.js';
 import type { SandboxClock } from '../clock.js';
 import type { SessionRecord } from '../records.js';
 import { cspNonce, htmlResponse, SANDBOX_BANNER } from '../responses.js';
-import { PAYMENT_PAGE_SECONDS, type SandboxService } from '../service.js';
 import type { SandboxStore } from '../store.js';
 import { type CardFormErrors, type CardFormProblem, checkCardForm } from '../validation.js';
 import { type Html, html, raw } from './html.js';
 
 /** What the payment page needs from the sandbox. */
 export interface PageContext {
-  service: SandboxService;
+  api: SandboxApi;
   store: SandboxStore;
   clientSecrets: Record<Environment, string>;
   clock: SandboxClock;
@@ -559,7 +559,7 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   const form = request.method === 'POST' ? readForm(await readText(request, context.maxBodyBytes)) : undefined;
   // The signer of urlOk's data, loaded before any change: the answer after a commit cannot fail on it.
   if (form) await import('jose');
-  const session = context.service.sessionByToken(environment, match[2] ?? '');
+  const session = context.api.sessions.byToken(environment, match[2] ?? '');
   if (!session) {
     const locale = requestLocale(request);
     return messagePage(404, locale, locale.text.notFoundTitle, locale.text.notFoundMessage);
@@ -567,7 +567,7 @@ export async function handlePage(request: Request, url: URL, context: PageContex
 
   if (request.method === 'GET' || request.method === 'HEAD') {
     if (session.status !== 'pending') return finished(session, context);
-    context.store.transaction(() => context.service.opened(session));
+    context.store.transaction(() => context.api.sessions.opened(session));
     const remaining = PAYMENT_PAGE_SECONDS - Math.floor((context.clock.now() - (session.openedAt ?? 0)) / 1000);
     const empty = { cardNumber: '', expiryMonth: '', expiryYear: '', cvc: '', holderName: '' };
     return formPage(session, remaining, empty, {});
@@ -578,11 +578,11 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   }
 
   if (session.status !== 'pending') return finished(session, context, form.action === 'cancel' && session.status === 'cancelled');
-  context.store.transaction(() => context.service.opened(session));
+  context.store.transaction(() => context.api.sessions.opened(session));
   if (form.action === 'cancel') {
     // Built before the commit: once the session is cancelled, answering cannot fail.
     const toShop = seeOther(session.urlKo);
-    context.store.transaction(() => context.service.cancel(session));
+    context.store.transaction(() => context.api.sessions.cancel(session));
     return toShop;
   }
   const errors = checkCardForm(form, new Date(context.clock.now()));
@@ -593,10 +593,10 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   const scripted = TEST_CARDHOLDER_NAMES[form.holderName.trim().toUpperCase() as keyof typeof TEST_CARDHOLDER_NAMES];
   if (scripted) {
     context.store.transaction(() =>
-      context.service.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description),
+      context.api.sessions.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description),
     );
   } else {
-    context.store.transaction(() => context.service.authorise(session));
+    context.store.transaction(() => context.api.sessions.authorise(session));
   }
   return finished(session, context);
 }
