@@ -7,13 +7,14 @@
  */
 import type { Environment } from '../../core/options.js';
 import { POS_TEST_ENDINGS, TEST_CARDHOLDER_NAMES, TEST_CARDS, TEST_SUCCESS_CARDHOLDER, TEST_TERMINALS } from '../../testing/index.js';
-import { dashboardGate, returnPath } from '../access.js';
-import { readText } from '../body.js';
-import { type ControlListParams, type ControlPage, parseDuration, type RecordTimeline, type SandboxControl } from '../control.js';
+import { type ControlListParams, type ControlPage, parseDuration, type RecordTimeline, type SandboxControl } from '../control/control.js';
+import { dashboardGate, returnPath } from '../http/access.js';
+import { readText } from '../http/body.js';
 import type { DeliveryAttempt, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../records.js';
-import { cspNonce, htmlResponse, ServiceFailure } from '../responses.js';
+import { ServiceFailure } from '../responses.js';
 import { deliveryStatus } from '../store.js';
 import { type Html, html, raw } from './html.js';
+import { cspNonce, htmlResponse } from './response.js';
 
 /** What the dashboard needs from the sandbox. */
 export interface DashboardContext {

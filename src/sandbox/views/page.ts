@@ -5,13 +5,14 @@
 import type { Environment } from '../../core/options.js';
 import { TEST_CARDHOLDER_NAMES, type TestCardholderName } from '../../testing/index.js';
 import { PAYMENT_PAGE_SECONDS, type SandboxApi } from '../api/index.js';
-import { readText } from '../body.js';
 import type { SandboxClock } from '../clock.js';
+import { readText } from '../http/body.js';
 import type { SessionRecord } from '../records.js';
-import { cspNonce, htmlResponse, SANDBOX_BANNER } from '../responses.js';
+import { SANDBOX_BANNER } from '../responses.js';
 import type { SandboxStore } from '../store.js';
 import { type CardFormErrors, type CardFormProblem, checkCardForm } from '../validation.js';
 import { type Html, html, raw } from './html.js';
+import { cspNonce, htmlResponse } from './response.js';
 
 /** What the payment page needs from the sandbox. */
 export interface PageContext {

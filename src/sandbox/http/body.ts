@@ -1,4 +1,4 @@
-import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
+import { invalid, SANDBOX_CODES, ServiceFailure } from '../responses.js';
 
 /** A request body as UTF-8 text, at most `limit` bytes: past that it answers 413 and reads no further. */
 export async function readText(request: Request, limit: number): Promise<string> {

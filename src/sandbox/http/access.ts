@@ -3,8 +3,8 @@
  * site that rebinds its own name to 127.0.0.1 sends that name), the dashboard's access token when
  * it listens beyond loopback, and where the dashboard's forms may send the browser back to.
  */
-import { htmlResponse } from './responses.js';
-import { html } from './views/html.js';
+import { html } from '../views/html.js';
+import { htmlResponse } from '../views/response.js';
 
 /** A `Host` header's name: lowercase, IPv6 in brackets, IDN in punycode; `undefined` if it is none. */
 export function hostName(host: string): string | undefined {
