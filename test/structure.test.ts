@@ -125,6 +125,13 @@ describe('source structure', () => {
     expect(crossings).toEqual([]);
   });
 
+  it('opens every sandbox module with a comment saying what it is for', () => {
+    const silent = sourceFiles(join(SRC, 'sandbox'))
+      .filter((file) => !/^\/(\*\*|\/)/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
+    expect(silent).toEqual([]);
+  });
+
   it('sees the sandbox as its parts (the check itself)', () => {
     expect(graph.get('sandbox/pipeline.ts')).toContain('sandbox/steps/tenant.ts');
     expect(['sandbox/store.ts', 'sandbox/api/pos.ts', 'sandbox/views/html.ts', 'sandbox/index.ts'].map(sandboxPart)).toEqual([

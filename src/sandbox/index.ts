@@ -17,7 +17,7 @@ import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
-import { openTenant, type SandboxKey, Tenants } from './tenants.js';
+import { openTenant, type SandboxKey, type TenantSettings, Tenants } from './tenants.js';
 import { handleDashboard } from './views/dashboard.js';
 import { handlePage } from './views/page.js';
 import type { AttemptReport, WebhookRetryOptions } from './webhooks.js';
@@ -156,35 +156,12 @@ const DAY_MS = 86_400_000;
 
 /** Creates a sandbox of the service: in memory (or in `dataDir`), answering both the Test and Live path families. */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
-  const webcode = options.webcode ?? 'SANDBOX';
-  const keys = { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' };
-  const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
-  // An empty secret cannot sign: a payment would complete and its redirect then fail.
-  if (clientSecrets.test === '' || clientSecrets.live === '') throw new TypeError('clientSecrets must not be empty strings');
+  const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
+  const settings = tenantSettings(options, idempotencyTtlMs, () => sandbox.baseUrl);
   const declared = declaredHosts(options.allowedHosts ?? []);
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
-  const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
-  const onError =
-    options.onError ??
-    ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error));
-  const main = openTenant({
-    webcode,
-    keys,
-    clientSecrets,
-    dataDir: options.dataDir,
-    clock: options.clock ?? systemClock(),
-    seed: options.seed ?? 1,
-    webhookUrls: [...(options.webhookUrls ?? [])],
-    webhookRetry: options.webhookRetry,
-    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-    onWebhookAttempt: options.onWebhookAttempt,
-    posDelay: options.posDelayMs,
-    posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
-    modificationResolveMs: options.modificationResolveMs ?? 200,
-    idempotencyTtlMs,
-    onError,
-    origin: () => sandbox.baseUrl,
-  });
+  const main = openTenant(settings);
+  const { webcode, keys, clientSecrets } = main;
   const { store, scheduler, control, clock } = main;
   const tenants = new Tenants(main, options.extraKeys ?? []);
   const dashboard = { control, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes, webcode };
@@ -265,6 +242,33 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     },
   };
   return sandbox;
+}
+
+/** The sandbox's own tenant as the options describe it, with the documented defaults. */
+function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origin: () => string): TenantSettings {
+  const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
+  // An empty secret cannot sign: a payment would complete and its redirect then fail.
+  if (clientSecrets.test === '' || clientSecrets.live === '') throw new TypeError('clientSecrets must not be empty strings');
+  return {
+    webcode: options.webcode ?? 'SANDBOX',
+    keys: { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' },
+    clientSecrets,
+    dataDir: options.dataDir,
+    clock: options.clock ?? systemClock(),
+    seed: options.seed ?? 1,
+    webhookUrls: [...(options.webhookUrls ?? [])],
+    webhookRetry: options.webhookRetry,
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    onWebhookAttempt: options.onWebhookAttempt,
+    posDelay: options.posDelayMs,
+    posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
+    modificationResolveMs: options.modificationResolveMs ?? 200,
+    idempotencyTtlMs,
+    onError:
+      options.onError ??
+      ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error)),
+    origin,
+  };
 }
 
 /** The code of a failure answered before the request reached the sandbox (Node's parser, the body limit). */
