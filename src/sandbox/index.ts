@@ -18,7 +18,7 @@ import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './re
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
 import { openTenant, type SandboxKey, type TenantSettings, Tenants } from './tenants.js';
-import { handleDashboard } from './views/dashboard.js';
+import { handleDashboard } from './views/dashboard/index.js';
 import { handlePage } from './views/page.js';
 import type { AttemptReport, WebhookRetryOptions } from './webhooks.js';
 
