@@ -62,6 +62,30 @@ const ALLOWED: Record<string, string[]> = {
   cli: ['core', 'schemas', 'helpers', 'resources', 'sandbox', 'testing', 'client.ts', 'index.ts', 'version.ts'],
 };
 
+/** The part of the sandbox a file belongs to: its folder, a file of the request path's top, or `shared` (store, clock, records...). */
+function sandboxPart(file: string): string {
+  const rest = file.slice('sandbox/'.length);
+  if (rest.includes('/')) return rest.slice(0, rest.indexOf('/'));
+  return ['index.ts', 'pipeline.ts', 'tenants.ts'].includes(rest) ? rest : 'shared';
+}
+
+/**
+ * Inside the sandbox, what each part may import from besides itself: the operations stand on the
+ * shared modules only, the request steps on the operations and tenants, the pipeline on the steps,
+ * and only the composition root (`index.ts`) sees everything. Files are named where a part may use
+ * only some of another (HTTP pages use the HTML template, not the dashboard).
+ */
+const SANDBOX_ALLOWED: Record<string, string[]> = {
+  shared: [],
+  api: ['shared'],
+  http: ['shared', 'views/html.ts', 'views/response.ts'],
+  control: ['shared', 'api', 'http', 'steps'],
+  'tenants.ts': ['shared', 'api', 'control/control.ts'],
+  steps: ['shared', 'api', 'http', 'tenants.ts'],
+  views: ['shared', 'api', 'http', 'control/control.ts'],
+  'pipeline.ts': ['shared', 'control', 'steps', 'tenants.ts'],
+};
+
 describe('source structure', () => {
   const graph = importGraph();
 
@@ -83,6 +107,39 @@ describe('source structure', () => {
           .map((target) => `${file} -> ${target}`),
       );
     expect(crossings).toEqual([]);
+  });
+
+  it.each(Object.keys(SANDBOX_ALLOWED))('sandbox: %s imports only what lies under it', (part) => {
+    const crossings = [...graph]
+      .filter(([file]) => file.startsWith('sandbox/') && sandboxPart(file) === part)
+      .flatMap(([file, imports]) =>
+        imports
+          .filter((target) => target.startsWith('sandbox/'))
+          .filter((target) => {
+            const targetPart = sandboxPart(target);
+            const allowed = SANDBOX_ALLOWED[part] ?? [];
+            return targetPart !== part && !allowed.includes(targetPart) && !allowed.includes(target.slice('sandbox/'.length));
+          })
+          .map((target) => `${file} -> ${target}`),
+      );
+    expect(crossings).toEqual([]);
+  });
+
+  it('opens every sandbox module with a comment saying what it is for', () => {
+    const silent = sourceFiles(join(SRC, 'sandbox'))
+      .filter((file) => !/^\/(\*\*|\/)/.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
+    expect(silent).toEqual([]);
+  });
+
+  it('sees the sandbox as its parts (the check itself)', () => {
+    expect(graph.get('sandbox/pipeline.ts')).toContain('sandbox/steps/tenant.ts');
+    expect(['sandbox/store.ts', 'sandbox/api/pos.ts', 'sandbox/views/html.ts', 'sandbox/index.ts'].map(sandboxPart)).toEqual([
+      'shared',
+      'api',
+      'views',
+      'index.ts',
+    ]);
   });
 
   it('finds a cycle when there is one (the check itself)', () => {

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { hostName, isLoopbackName } from '../sandbox/access.js';
+import { hostName, isLoopbackName } from '../sandbox/http/access.js';
 import { createSandbox, type Sandbox, type WebhookAttemptReport } from '../sandbox/index.js';
 import { checkStore } from '../sandbox/store.js';
 import { EXIT, ExitError, httpUrl, type Terminal, UsageError } from './io.js';

@@ -1,3 +1,4 @@
+/** The sandbox clock (the system's, a manual one, or either moved ahead by the control API) and its seeded randomness. */
 /** A timer handle of a {@link SandboxClock}. */
 export type TimerHandle = { readonly id: number };
 

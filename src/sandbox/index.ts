@@ -9,19 +9,18 @@
  * ```
  */
 import type { Environment } from '../core/options.js';
-import { declaredHosts, isOwnHost, misdirectedPage } from './access.js';
-import { readJsonText, readOptionalJsonText } from './body.js';
-import { offsetClock, type SandboxClock, seededRandom, systemClock } from './clock.js';
-import { type ClockState, CONTROL_PREFIX, type ControlSession, handleControl, SandboxControl } from './control.js';
-import { handleDashboard } from './dashboard.js';
-import { handlePage } from './page.js';
+import { type SandboxClock, systemClock } from './clock.js';
+import type { ClockState, ControlSession, SandboxControl } from './control/control.js';
+import { declaredHosts } from './http/access.js';
+import { pipeline } from './pipeline.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
-import { failureBody, invalid, jsonResponse, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
-import { Scheduler } from './scheduler.js';
-import { type Answer, type Deferred, SandboxService } from './service.js';
-import { hashText, SandboxStore, SandboxStoreError } from './store.js';
-import { jsonObject } from './validation.js';
-import { type AttemptReport, WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
+import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './responses.js';
+import type { HandleInfo } from './steps/request.js';
+import { SandboxStoreError } from './store.js';
+import { openTenant, type SandboxKey, type TenantSettings, Tenants } from './tenants.js';
+import { handleDashboard } from './views/dashboard/index.js';
+import { handlePage } from './views/page.js';
+import type { AttemptReport, WebhookRetryOptions } from './webhooks.js';
 
 export { type ManualClock, manualClock, type SandboxClock, seededRandom, systemClock, type TimerHandle } from './clock.js';
 export {
@@ -32,7 +31,7 @@ export {
   parseDuration,
   type RecordTimeline,
   SandboxControl,
-} from './control.js';
+} from './control/control.js';
 export type {
   AttemptRecord,
   ControlPayment,
@@ -47,18 +46,10 @@ export type {
   WebhookDelivery,
 } from './records.js';
 export { SANDBOX_CODES } from './responses.js';
+export type { HandleInfo } from './steps/request.js';
 export { SandboxStoreError } from './store.js';
+export type { SandboxKey } from './tenants.js';
 export type { AttemptReport as WebhookAttemptReport, WebhookRetryOptions } from './webhooks.js';
-
-/** An API key the sandbox accepts. */
-export interface SandboxKey {
-  key: string;
-  environment: Environment;
-  /** Defaults to the sandbox's webcode. */
-  webcode?: string | undefined;
-  /** Client addresses allowed to use the key; other addresses get 403 without a code. Default: any. */
-  ipAllowList?: readonly string[] | undefined;
-}
 
 /** Options of {@link createSandbox}. */
 export interface SandboxOptions {
@@ -117,12 +108,6 @@ export interface SandboxOptions {
   dashboardToken?: string | undefined;
 }
 
-/** Per-request details the fetch handler cannot see itself. */
-export interface HandleInfo {
-  /** The client's address, for IP allow-lists. */
-  remoteAddress?: string | undefined;
-}
-
 /** A running sandbox. */
 export interface Sandbox {
   /** Fetch-standard handler: answers any request to the service's paths or the payment page. */
@@ -166,295 +151,54 @@ export interface Sandbox {
   close(): Promise<void>;
 }
 
-interface Route {
-  name: string;
-  method: 'GET' | 'POST';
-  pattern: RegExp;
-  run: (service: SandboxService, context: RouteContext) => Answer | Deferred;
-}
-
-interface RouteContext {
-  environment: Environment;
-  params: string[];
-  query: URLSearchParams;
-  body: Record<string, unknown>;
-  origin: string;
-  idempotencyKey: string | null;
-}
-
-const ROUTES: Route[] = [
-  {
-    name: 'createSession',
-    method: 'POST',
-    pattern: /^\/payment\/session$/,
-    run: (s, c) => s.createSession(c.environment, c.body, c.origin),
-  },
-  { name: 'listSessions', method: 'GET', pattern: /^\/payment\/sessions$/, run: (s, c) => s.listSessions(c.environment, c.query) },
-  {
-    name: 'sessionModifications',
-    method: 'GET',
-    pattern: /^\/payment\/session\/([^/]+)\/modifications$/,
-    run: (s, c) => s.modificationsOf(c.environment, 'session', c.params[0] ?? ''),
-  },
-  {
-    name: 'retrieveSession',
-    method: 'GET',
-    pattern: /^\/payment\/session\/([^/]+)$/,
-    run: (s, c) => s.retrieveSession(c.environment, c.params[0] ?? ''),
-  },
-  { name: 'refund', method: 'POST', pattern: /^\/payment\/refund$/, run: (s, c) => s.modify(c.environment, 'refund', c.body) },
-  { name: 'capture', method: 'POST', pattern: /^\/payment\/capture$/, run: (s, c) => s.modify(c.environment, 'capture', c.body) },
-  { name: 'cancel', method: 'POST', pattern: /^\/payment\/cancel$/, run: (s, c) => s.modify(c.environment, 'cancel', c.body) },
-  { name: 'extend', method: 'POST', pattern: /^\/payment\/extend$/, run: (s, c) => s.modify(c.environment, 'extend', c.body) },
-  {
-    name: 'posModifications',
-    method: 'GET',
-    pattern: /^\/pos\/payment\/([^/]+)\/modifications$/,
-    run: (s, c) => s.modificationsOf(c.environment, 'pos', c.params[0] ?? ''),
-  },
-  { name: 'listModifications', method: 'GET', pattern: /^\/modifications$/, run: (s, c) => s.listModifications(c.environment, c.query) },
-  { name: 'listTerminals', method: 'GET', pattern: /^\/pos\/terminals$/, run: (s, c) => s.listTerminals(c.query) },
-  {
-    name: 'createPosPayment',
-    method: 'POST',
-    pattern: /^\/pos\/payment$/,
-    run: (s, c) => s.createPosPayment(c.environment, c.body, c.idempotencyKey),
-  },
-  { name: 'listPosPayments', method: 'GET', pattern: /^\/pos\/payments$/, run: (s, c) => s.listPosPayments(c.environment, c.query) },
-];
-
-const API_PREFIX = /^\/external\/v1(\/test)?(\/.*)$/;
 const IN_PROCESS_BASE_URL = 'http://sandbox.localhost';
-
-function delayPicker(option: SandboxOptions['posDelayMs'], random: () => number): () => number {
-  if (typeof option === 'number') return () => option;
-  const [min, max] = option ?? [2_000, 3_000];
-  return () => Math.round(min + (max - min) * random());
-}
-
-/** Longest URL answered; a longer one gets 431, as Node's own limit on the request head does. */
-const MAX_URL_LENGTH = 8_192;
 const DAY_MS = 86_400_000;
 
 /** Creates a sandbox of the service: in memory (or in `dataDir`), answering both the Test and Live path families. */
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
-  const webcode = options.webcode ?? 'SANDBOX';
-  const keys = { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' };
-  const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
-  // An empty secret cannot sign: a payment would complete and its redirect then fail.
-  if (clientSecrets.test === '' || clientSecrets.live === '') throw new TypeError('clientSecrets must not be empty strings');
+  const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
+  const settings = tenantSettings(options, idempotencyTtlMs, () => sandbox.baseUrl);
   const declared = declaredHosts(options.allowedHosts ?? []);
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
-  const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
-  const store = new SandboxStore(options.dataDir);
-  const clock = offsetClock(options.clock ?? systemClock(), store.counter('clockOffset'));
-  // Each run of a stored sandbox draws from its own stream, so tokens never repeat those of earlier runs.
-  const random = seededRandom((options.seed ?? 1) + (store.runs - 1) * 0x9e3779b9);
-  const registry = new Map<string, SandboxKey>([
-    [keys.test, { key: keys.test, environment: 'test' }],
-    [keys.live, { key: keys.live, environment: 'live' }],
-    ...(options.extraKeys ?? []).map((entry): [string, SandboxKey] => [entry.key, entry]),
-  ]);
-  const webhooks = new WebhookDispatcher({
-    store,
-    clock,
-    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
-    urls: [...(options.webhookUrls ?? [])],
-    retry: options.webhookRetry,
-    onAttempt: options.onWebhookAttempt,
-  });
-  const service = new SandboxService({
-    webcode,
-    clock,
-    random,
-    store,
-    webhooks,
-    posDelay: delayPicker(options.posDelayMs, random),
-    posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
-    modificationResolveMs: options.modificationResolveMs ?? 200,
-  });
-  const onError =
-    options.onError ??
-    ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error));
-  let damageReported = false;
-  /** Reports a fault; a damaged database by name and with what to do, once, however many requests meet it. */
-  function report(error: unknown): void {
-    const damage = store.damage(error);
-    if (!damage) onError(error);
-    else if (!damageReported) {
-      damageReported = true;
-      onError(damage);
-    }
-  }
-  const scheduler = new Scheduler({
-    store,
-    clock,
-    handlers: { ...service.jobs, [WEBHOOK_ATTEMPT]: webhooks.handler },
-    onError: report,
-  });
-  service.attach(scheduler);
-  webhooks.attach(scheduler);
-  const control = new SandboxControl({ store, service, webhooks, scheduler, clock, origin: () => sandbox.baseUrl });
+  const main = openTenant(settings);
+  const { webcode, keys, clientSecrets, store, scheduler, control, clock } = main;
+  const tenants = new Tenants(main, options.extraKeys ?? []);
   const dashboard = { control, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes, webcode };
-  let boundHosts = new Set<string>();
-  try {
-    store.purgeIdempotency(clock.now() - idempotencyTtlMs);
-    // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
-    scheduler.runDue();
-  } catch (error) {
-    scheduler.close();
-    store.close();
-    throw store.damage(error) ?? error;
-  }
+  const page = { api: main.api, store, clientSecrets, clock, webcode, maxBodyBytes };
   let server: { close(): Promise<void>; baseUrl: string; hosts: string[] } | undefined;
+  let boundHosts = new Set<string>();
 
-  function traceId(): string {
-    return `sbx-${Math.floor(random() * 2 ** 48)
+  const traceId = () =>
+    `sbx-${Math.floor(main.random() * 2 ** 48)
       .toString(16)
       .padStart(12, '0')}`;
-  }
-
-  function fail(failure: ServiceFailure): Response {
-    return jsonResponse(failure.status, failureBody(failure, traceId()));
-  }
-
-  function authenticate(request: Request, environment: Environment, info: HandleInfo | undefined): SandboxKey {
-    const key = registry.get(request.headers.get('x-api-key') ?? '');
-    if (!key || key.environment !== environment) {
-      throw new ServiceFailure(403, 11008, 'API key without permission for this resource');
-    }
-    if (key.ipAllowList && !key.ipAllowList.includes(normaliseAddress(info?.remoteAddress))) {
-      throw new ServiceFailure(403, SANDBOX_CODES.ipNotAllowed, "Forbidden: this address is not in the API key's IP allow-list");
-    }
-    return key;
-  }
-
-  async function api(request: Request, url: URL, environment: Environment, rest: string, info: HandleInfo | undefined): Promise<Response> {
-    const route = ROUTES.find((candidate) => candidate.pattern.test(rest));
-    if (!route) throw new ServiceFailure(404, SANDBOX_CODES.notFound, `No endpoint at ${url.pathname}`);
-    if (route.method !== request.method)
-      throw new ServiceFailure(405, SANDBOX_CODES.methodNotAllowed, `Method ${request.method} not allowed on ${url.pathname}`);
-    const params = (route.pattern.exec(rest) ?? []).slice(1).map((param) => decodePathParam(param, url));
-    const key = authenticate(request, environment, info);
-    const body = request.method === 'POST' ? jsonObject(await readJsonText(request, maxBodyBytes)) : {};
-    const sentWebcode = request.method === 'POST' ? body.webcode : url.searchParams.get('webcode');
-    if (sentWebcode === undefined || sentWebcode === null || sentWebcode === '') throw invalid('webcode is required');
-    if (sentWebcode !== (key.webcode ?? webcode)) throw new ServiceFailure(403, 11008, 'webcode does not match the API key');
-    const idempotencyKey = request.method === 'POST' ? request.headers.get('idempotency-key') : null;
-    const context: RouteContext = {
-      environment,
-      params,
-      query: url.searchParams,
-      body,
-      origin: server?.baseUrl ?? url.origin,
-      idempotencyKey,
-    };
-    const bodyHash = idempotencyKey === null ? '' : hashText(canonical(body));
-
-    for (;;) {
-      // The record(s), the stored response, counters and scheduled work: one transaction.
-      const outcome = store.transaction((): { wait: true } | { response: Response } | Deferred => {
-        if (idempotencyKey !== null) {
-          const stored = store.idempotencyEntry(environment, idempotencyKey, clock.now() - idempotencyTtlMs);
-          if (stored) {
-            if (stored.endpoint !== route.name)
-              throw new ServiceFailure(
-                409,
-                SANDBOX_CODES.idempotencyEndpointMismatch,
-                'Idempotency key already used for a different endpoint.',
-              );
-            if (stored.bodyHash !== bodyHash)
-              throw new ServiceFailure(409, SANDBOX_CODES.idempotencyBodyMismatch, 'Idempotency key reused with a different request body.');
-            if (stored.status === null || stored.response === null) return { wait: true };
-            return { response: jsonResponse(stored.status, stored.response, { 'idempotent-replayed': 'true' }) };
-          }
-        }
-        const result = route.run(service, context);
-        const entry = { environment, key: idempotencyKey ?? '', endpoint: route.name, bodyHash, createdAt: clock.now() };
-        if ('deferred' in result) {
-          // Its response is stored by the job that answers it; until then a resend waits.
-          if (idempotencyKey !== null) store.saveIdempotency({ ...entry, status: null, response: null });
-          return result;
-        }
-        const response = successBody(result.data);
-        // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
-        if (idempotencyKey !== null && result.status >= 200 && result.status < 300)
-          store.saveIdempotency({ ...entry, status: result.status, response });
-        return { response: jsonResponse(result.status, response) };
-      });
-      if ('wait' in outcome) {
-        // A request with this key is still running (a POS payment at its terminal): wait, then replay it.
-        // Subscribed before running due work, which may be the very job that settles the key.
-        const settled = service.keySettled(environment, idempotencyKey ?? '');
-        scheduler.runDue();
-        await settled;
-        continue;
-      }
-      // Work the request scheduled for now (a terminal with no delay) runs before it is answered.
-      scheduler.runDue();
-      if ('response' in outcome) return outcome.response;
-      const answer = await outcome.deferred;
-      return jsonResponse(answer.status, successBody(answer.data));
-    }
-  }
-
-  async function handle(request: Request, info?: HandleInfo): Promise<Response> {
-    try {
-      if (request.url.length > MAX_URL_LENGTH)
-        throw new ServiceFailure(431, SANDBOX_CODES.headersTooLarge, `URL longer than ${MAX_URL_LENGTH} characters`);
-      const url = new URL(request.url);
-      const apiPath = API_PREFIX.exec(url.pathname);
-      // In-process requests carry no Host; over HTTP, one that names another site is refused before anything runs.
-      const host = request.headers.get('host');
-      if (host !== null && !isOwnHost(host, boundHosts, declared)) {
-        const message = `Host ${host} does not name this sandbox: use ${sandbox.baseUrl}, or declare the name with allowedHosts (CLI: --allowed-host)`;
-        if (apiPath || url.pathname.startsWith(CONTROL_PREFIX)) throw new ServiceFailure(421, SANDBOX_CODES.misdirected, message);
-        return misdirectedPage(message);
-      }
-      // Work due by now (expiry, resolutions) is applied before the request sees the state.
-      scheduler.runDue();
-      if (apiPath) return await api(request, url, apiPath[1] ? 'test' : 'live', apiPath[2] ?? '', info);
-      if (url.pathname.startsWith(CONTROL_PREFIX))
-        return await handleControl(
-          request,
-          url,
-          control,
-          {
-            check: (checked, environment) => void authenticate(checked, environment, info),
-            any: (checked) => {
-              const key = registry.get(checked.headers.get('x-api-key') ?? '');
-              void authenticate(checked, key?.environment ?? 'test', info);
-            },
-          },
-          (body) => readOptionalJsonText(body, maxBodyBytes),
-        );
-      const dashboardResponse = await handleDashboard(request, url, dashboard);
-      if (dashboardResponse) return dashboardResponse;
-      const pageResponse = await handlePage(request, url, { service, store, clientSecrets, clock, webcode, maxBodyBytes });
-      if (pageResponse) return pageResponse;
-      throw new ServiceFailure(404, SANDBOX_CODES.notFound, `Nothing at ${url.pathname}`);
-    } catch (error) {
-      if (error instanceof ServiceFailure) return fail(error);
-      const damage = store.damage(error);
-      if (damage) {
-        report(error);
-        return fail(new ServiceFailure(500, SANDBOX_CODES.internal, `Sandbox error: ${damage.message}`));
-      }
-      return fail(
-        new ServiceFailure(500, SANDBOX_CODES.internal, `Sandbox error: ${error instanceof Error ? error.message : String(error)}`),
-      );
-    }
-  }
+  const handle = pipeline({
+    tenants,
+    hosts: { bound: () => boundHosts, declared, baseUrl: () => sandbox.baseUrl },
+    failures: {
+      traceId,
+      damage(error) {
+        const damage = store.damage(error);
+        if (damage) main.report(error);
+        return damage;
+      },
+    },
+    runDue: () => scheduler.runDue(),
+    origin: (url) => server?.baseUrl ?? url.origin,
+    maxBodyBytes,
+    idempotencyTtlMs,
+    pages: [({ request, url }) => handleDashboard(request, url, dashboard), ({ request, url }) => handlePage(request, url, page)],
+  });
 
   const sandbox: Sandbox = {
-    handle,
+    handle: (request, info) => handle({ request, info }),
     get handlers() {
-      return mswHandlers(() => sandbox.baseUrl, handle);
+      return mswHandlers(() => sandbox.baseUrl, sandbox.handle);
     },
     async listen(listenOptions = {}) {
       if (server) return { baseUrl: server.baseUrl };
-      const { serveNode } = await import('./node.js');
-      server = await serveNode(handle, {
+      const { serveNode } = await import('./http/node.js');
+      server = await serveNode(sandbox.handle, {
         port: listenOptions.port ?? 0,
         host: listenOptions.host ?? '127.0.0.1',
         maxBodyBytes,
@@ -472,10 +216,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     records: store.records(),
     location: store.location,
     get webhookUrls() {
-      return webhooks.urls;
+      return main.webhooks.urls;
     },
     set webhookUrls(urls: string[]) {
-      webhooks.urls = urls;
+      main.webhooks.urls = urls;
     },
     webhooksSettled: () => scheduler.settled(),
     clock,
@@ -499,28 +243,37 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   return sandbox;
 }
 
+/** The sandbox's own tenant as the options describe it, with the documented defaults. */
+function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origin: () => string): TenantSettings {
+  const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
+  // An empty secret cannot sign: a payment would complete and its redirect then fail.
+  if (clientSecrets.test === '' || clientSecrets.live === '') throw new TypeError('clientSecrets must not be empty strings');
+  return {
+    webcode: options.webcode ?? 'SANDBOX',
+    keys: { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' },
+    clientSecrets,
+    dataDir: options.dataDir,
+    clock: options.clock ?? systemClock(),
+    seed: options.seed ?? 1,
+    webhookUrls: [...(options.webhookUrls ?? [])],
+    webhookRetry: options.webhookRetry,
+    fetch: options.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    onWebhookAttempt: options.onWebhookAttempt,
+    posDelay: options.posDelayMs,
+    posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
+    modificationResolveMs: options.modificationResolveMs ?? 200,
+    idempotencyTtlMs,
+    onError:
+      options.onError ??
+      ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error)),
+    origin,
+  };
+}
+
 /** The code of a failure answered before the request reached the sandbox (Node's parser, the body limit). */
 function codeOfStatus(status: number): number {
   if (status === 413) return SANDBOX_CODES.bodyTooLarge;
   return status === 431 ? SANDBOX_CODES.headersTooLarge : status === 500 ? SANDBOX_CODES.internal : 12001;
-}
-
-/** A path parameter; one that is not valid percent-encoding names no record, like any unknown id. */
-function decodePathParam(param: string, url: URL): string {
-  try {
-    return decodeURIComponent(param);
-  } catch {
-    throw new ServiceFailure(404, SANDBOX_CODES.notFound, `Nothing at ${url.pathname}`);
-  }
-}
-
-/** JSON with sorted keys, so that the same body in another key order is the same request. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
-      : inner,
-  );
 }
 
 /** A secret of this process (not of the seeded stream: it must not be predictable). */
@@ -530,10 +283,6 @@ function randomToken(): string {
   return btoa(String.fromCharCode(...bytes))
     .replaceAll('+', '-')
     .replaceAll('/', '_');
-}
-
-function normaliseAddress(address: string | undefined): string {
-  return address?.startsWith('::ffff:') ? address.slice(7) : (address ?? '');
 }
 
 /** msw's `http.all` handler for the sandbox, loaded only when asked for (msw is an optional peer). */

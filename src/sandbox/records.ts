@@ -1,3 +1,4 @@
+/** The shapes of the records the sandbox stores (sessions, POS payments, modifications, deliveries, idempotency entries) and its typed reads of them. */
 import type { Environment } from '../core/options.js';
 
 /** An amount as stored: integer cents and an ISO 4217 code. */

@@ -1,6 +1,4 @@
-/** JSON responses in the service's envelopes. */
-
-import { securityHeaders } from './html.js';
+/** JSON answers in the service's envelopes, the failures they carry, and the sandbox's own failure codes. */
 
 export const SANDBOX_BANNER = 'payment-service-sdk sandbox: not the real payment service, no money moves';
 
@@ -65,45 +63,4 @@ export function failureBody(failure: ServiceFailure, traceId: string): string {
 
 export function jsonResponse(status: number, body: string, extra?: Record<string, string>): Response {
   return new Response(body, { status, headers: { ...JSON_HEADERS, ...extra } });
-}
-
-/** A fresh CSP nonce: 16 random bytes, base64 (one per HTML answer, never reused). */
-export function cspNonce(): string {
-  const bytes = new Uint8Array(16);
-  crypto.getRandomValues(bytes);
-  return btoa(String.fromCharCode(...bytes));
-}
-
-/** What an HTML answer's Content-Security-Policy allows besides the defaults. */
-export interface HtmlResponseOptions {
-  /**
-   * The nonce of the page's own `<script>` and `<style>` elements (from {@link cspNonce}). Without
-   * one a fresh nonce is used that the page cannot know: no inline script or style runs.
-   */
-  nonce?: string | undefined;
-  /**
-   * Origins (or other CSP sources) forms may post to besides `'self'`. In Chromium `form-action`
-   * also governs the redirects that follow a form submission, so a page whose POST answers with a
-   * redirect to another origin (the shop's urlOk/urlKo) must list that origin here.
-   */
-  formAction?: readonly string[] | undefined;
-}
-
-/**
- * An HTML answer with the headers every HTML page of the sandbox carries: no caching, and the
- * security headers (a per-response CSP with `frame-ancestors 'none'`, `X-Frame-Options: DENY`,
- * `Referrer-Policy: no-referrer`, `X-Content-Type-Options: nosniff`). `extra` headers win over them.
- */
-export function htmlResponse(status: number, html: string, extra?: Record<string, string>, options: HtmlResponseOptions = {}): Response {
-  const formAction = ["'self'", ...(options.formAction ?? [])];
-  return new Response(html, {
-    status,
-    headers: {
-      'content-type': 'text/html; charset=utf-8',
-      'x-payment-sandbox': SANDBOX_BANNER,
-      'cache-control': 'no-store',
-      ...securityHeaders(options.nonce ?? cspNonce(), [...new Set(formAction)]),
-      ...extra,
-    },
-  });
 }

@@ -1,3 +1,4 @@
+/** The sandbox's scheduled work: stored jobs run when they fall due on the sandbox clock. */
 import type { SandboxClock, TimerHandle } from './clock.js';
 import type { Job, SandboxStore } from './store.js';
 

@@ -1,3 +1,4 @@
+/** The checks of request fields the operations share: strings, amounts, URLs, locales, dates, listing parameters, the card form. */
 import { isIsoDateTime } from '../schemas/dates.js';
 import { isLuhnValid } from '../testing/index.js';
 import type { StoredAmount } from './records.js';

@@ -1,3 +1,4 @@
+/** Webhook deliveries: recorded with the change that emits them, attempted as scheduled jobs, retried with backoff. */
 import type { Environment } from '../core/options.js';
 import type { SandboxClock } from './clock.js';
 import type { DeliveryAttempt, WebhookDelivery } from './records.js';

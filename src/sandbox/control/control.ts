@@ -1,12 +1,14 @@
-import type { Environment } from '../core/options.js';
-import type { OffsetClock } from './clock.js';
-import type { ControlPayment, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from './records.js';
-import { invalid, jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from './responses.js';
-import type { Scheduler } from './scheduler.js';
-import type { SandboxService } from './service.js';
-import type { KeysetPage, SandboxStore } from './store.js';
-import { cursorAfter, jsonObject, listingParams } from './validation.js';
-import type { WebhookDispatcher } from './webhooks.js';
+/** What a developer does to the sandbox from outside its API, with the types of what the controls answer. */
+import type { Environment } from '../../core/options.js';
+import { notFound } from '../api/context.js';
+import type { SandboxApi } from '../api/index.js';
+import type { OffsetClock } from '../clock.js';
+import type { ControlPayment, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../records.js';
+import { invalid } from '../responses.js';
+import type { Scheduler } from '../scheduler.js';
+import type { KeysetPage, SandboxStore } from '../store.js';
+import { cursorAfter, listingParams } from '../validation.js';
+import type { WebhookDispatcher } from '../webhooks.js';
 
 /** The sandbox clock as the control API reports it. */
 export interface ClockState {
@@ -69,10 +71,6 @@ export function parseDuration(value: unknown): number | undefined {
   return total;
 }
 
-function notFound(what: string): ServiceFailure {
-  return new ServiceFailure(404, SANDBOX_CODES.notFound, `${what} not found`);
-}
-
 function pageOf<R, T>(page: KeysetPage<R>, order: 'asc' | 'desc', view: (record: R) => T): ControlPage<T> {
   return {
     items: page.items.map(view),
@@ -95,7 +93,7 @@ function queryOf(params: ControlListParams): URLSearchParams {
  */
 export class SandboxControl {
   readonly #store: SandboxStore;
-  readonly #service: SandboxService;
+  readonly #api: SandboxApi;
   readonly #webhooks: WebhookDispatcher;
   readonly #scheduler: Scheduler;
   readonly #clock: OffsetClock;
@@ -103,14 +101,14 @@ export class SandboxControl {
 
   constructor(options: {
     store: SandboxStore;
-    service: SandboxService;
+    api: SandboxApi;
     webhooks: WebhookDispatcher;
     scheduler: Scheduler;
     clock: OffsetClock;
     origin: () => string;
   }) {
     this.#store = options.store;
-    this.#service = options.service;
+    this.#api = options.api;
     this.#webhooks = options.webhooks;
     this.#scheduler = options.scheduler;
     this.#clock = options.clock;
@@ -155,7 +153,7 @@ export class SandboxControl {
 
   /** A session, its modifications and the webhook deliveries about its payment. */
   session(environment: Environment, sessionId: string): RecordTimeline<ControlSession> {
-    const session = this.#service.session(environment, sessionId);
+    const session = this.#api.sessions.get(environment, sessionId);
     if (!session) throw notFound('Session');
     return {
       record: this.sessionView(session),
@@ -233,14 +231,14 @@ export class SandboxControl {
     const holderName = options.holderName ?? 'Jane Tester';
     if (typeof holderName !== 'string' || holderName.trim().length < 3) throw invalid('holderName must be a name of at least 3 characters');
     const from = options.from ?? 'control';
-    const session = this.#store.transaction(() => this.#service.payAs(environment, sessionId, { from, holderName }));
+    const session = this.#store.transaction(() => this.#api.sessions.payAs(environment, sessionId, { from, holderName }));
     await this.#settle();
     return this.sessionView(session);
   }
 
   /** Expires a pending session now, as if its payment page had timed out. */
   expireSession(environment: Environment, sessionId: string): ControlSession {
-    const session = this.#store.transaction(() => this.#service.expireNow(environment, sessionId));
+    const session = this.#store.transaction(() => this.#api.sessions.expireNow(environment, sessionId));
     this.#scheduler.reschedule();
     return this.sessionView(session);
   }
@@ -248,7 +246,7 @@ export class SandboxControl {
   /** Resolves a `pending` or `timeout` POS payment now, to `success` or `failed`. */
   async resolvePosPayment(environment: Environment, posPaymentId: string, outcome: 'success' | 'failed'): Promise<PosRecord> {
     if (outcome !== 'success' && outcome !== 'failed') throw invalid('outcome must be success or failed');
-    const record = this.#store.transaction(() => this.#service.resolvePosNow(environment, posPaymentId, outcome));
+    const record = this.#store.transaction(() => this.#api.posPayments.resolveNow(environment, posPaymentId, outcome));
     await this.#settle();
     return record;
   }
@@ -268,7 +266,7 @@ export class SandboxControl {
    */
   async emitEvent(environment: Environment, eventCode: string, reference: string): Promise<WebhookDelivery[]> {
     if (typeof reference !== 'string' || reference === '') throw invalid('reference is required');
-    const ids = this.#store.transaction(() => this.#service.emitEvent(environment, eventCode, reference));
+    const ids = this.#store.transaction(() => this.#api.emitEvent(environment, eventCode, reference));
     await this.#settle();
     return ids.map((id) => this.delivery(environment, id));
   }
@@ -347,136 +345,4 @@ export class SandboxControl {
     this.#scheduler.reschedule();
     await this.#scheduler.settled();
   }
-}
-
-/** What the control API needs to know about the caller's key. */
-export interface ControlAuth {
-  /** Checks the key for `environment` (the service's rules); throws the service's 403 otherwise. */
-  check(request: Request, environment: Environment): void;
-  /** Checks that the request carries any valid key, for the routes of no environment. */
-  any(request: Request): void;
-}
-
-/** The control API's prefix. */
-export const CONTROL_PREFIX = '/_sandbox/';
-
-type ControlRoute = {
-  method: 'GET' | 'POST' | 'DELETE';
-  pattern: RegExp;
-  run: (
-    control: SandboxControl,
-    context: { environment: Environment; params: string[]; query: URLSearchParams; body: Record<string, unknown> },
-  ) => unknown | Promise<unknown>;
-};
-
-const listParams = (query: URLSearchParams): ControlListParams & { type?: string | undefined } => ({
-  status: query.get('status') ?? undefined,
-  type: query.get('type') ?? undefined,
-  take: query.has('take') ? Number(query.get('take')) : undefined,
-  cursor: query.get('cursor') ?? undefined,
-  order: (query.get('order') ?? undefined) as 'asc' | 'desc' | undefined,
-});
-
-function deliveryId(param: string): number {
-  if (!/^\d{1,15}$/.test(param)) throw notFound('Webhook delivery');
-  return Number(param);
-}
-
-/** Routes under `/_sandbox/{test|live}/`: the records of one environment, with its key. */
-const ENVIRONMENT_ROUTES: ControlRoute[] = [
-  { method: 'GET', pattern: /^sessions$/, run: (c, x) => c.listSessions(x.environment, listParams(x.query)) },
-  { method: 'GET', pattern: /^sessions\/([^/]+)$/, run: (c, x) => c.session(x.environment, x.params[0] ?? '') },
-  {
-    method: 'POST',
-    pattern: /^sessions\/([^/]+)\/pay$/,
-    run: (c, x) => c.paySession(x.environment, x.params[0] ?? '', { holderName: x.body.holderName as string | undefined }),
-  },
-  { method: 'POST', pattern: /^sessions\/([^/]+)\/expire$/, run: (c, x) => c.expireSession(x.environment, x.params[0] ?? '') },
-  { method: 'GET', pattern: /^pos-payments$/, run: (c, x) => c.listPosPayments(x.environment, listParams(x.query)) },
-  { method: 'GET', pattern: /^pos-payments\/([^/]+)$/, run: (c, x) => c.posPayment(x.environment, x.params[0] ?? '') },
-  {
-    method: 'POST',
-    pattern: /^pos-payments\/([^/]+)\/resolve$/,
-    run: (c, x) => c.resolvePosPayment(x.environment, x.params[0] ?? '', x.body.outcome as 'success' | 'failed'),
-  },
-  { method: 'GET', pattern: /^modifications$/, run: (c, x) => c.listModifications(x.environment, listParams(x.query)) },
-  { method: 'GET', pattern: /^modifications\/([^/]+)$/, run: (c, x) => c.modification(x.environment, x.params[0] ?? '') },
-  { method: 'GET', pattern: /^deliveries$/, run: (c, x) => c.listDeliveries(x.environment, listParams(x.query)) },
-  { method: 'GET', pattern: /^deliveries\/([^/]+)$/, run: (c, x) => c.delivery(x.environment, deliveryId(x.params[0] ?? '')) },
-  {
-    method: 'POST',
-    pattern: /^deliveries\/([^/]+)\/resend$/,
-    run: (c, x) => c.resendDelivery(x.environment, deliveryId(x.params[0] ?? '')),
-  },
-  {
-    method: 'POST',
-    pattern: /^events$/,
-    run: (c, x) => c.emitEvent(x.environment, String(x.body.eventCode ?? ''), String(x.body.reference ?? '')),
-  },
-];
-
-/** Routes under `/_sandbox/` of no environment: the clock, the webhook URLs, reset. */
-const GLOBAL_ROUTES: ControlRoute[] = [
-  { method: 'GET', pattern: /^clock$/, run: (c) => c.clock() },
-  {
-    method: 'POST',
-    pattern: /^clock\/advance$/,
-    run: (c, x) => {
-      const ms = parseDuration(x.body.ms ?? x.body.duration);
-      if (ms === undefined) throw invalid('Give ms (an integer) or duration ("90s", "5m", "1h30m", "PT5M")');
-      return c.advanceClock(ms);
-    },
-  },
-  {
-    method: 'POST',
-    pattern: /^reset$/,
-    run: async (c) => {
-      await c.reset();
-      return c.clock();
-    },
-  },
-  { method: 'GET', pattern: /^webhook-urls$/, run: (c) => ({ urls: c.webhookUrls }) },
-  { method: 'POST', pattern: /^webhook-urls$/, run: (c, x) => ({ urls: c.addWebhookUrl(String(x.body.url ?? '')) }) },
-  { method: 'DELETE', pattern: /^webhook-urls$/, run: (c, x) => ({ urls: c.removeWebhookUrl(x.query.get('url') ?? '') }) },
-];
-
-/**
- * Answers a request under {@link CONTROL_PREFIX}: JSON in the service's envelopes, the same key
- * rules as the service (a Test key for `/_sandbox/test/...`, a Live key for `/_sandbox/live/...`,
- * any key for the clock, the webhook URLs and reset). Failures are thrown as `ServiceFailure`.
- */
-export async function handleControl(
-  request: Request,
-  url: URL,
-  control: SandboxControl,
-  auth: ControlAuth,
-  readBody: (request: Request) => Promise<string>,
-): Promise<Response> {
-  const rest = url.pathname.slice(CONTROL_PREFIX.length);
-  const scoped = /^(test|live)\/(.*)$/.exec(rest);
-  const environment = (scoped?.[1] ?? 'test') as Environment;
-  const path = scoped ? (scoped[2] ?? '') : rest;
-  const routes = scoped ? ENVIRONMENT_ROUTES : GLOBAL_ROUTES;
-  const matching = routes.filter((candidate) => candidate.pattern.test(path));
-  if (matching.length === 0) throw notFound(`Control endpoint ${url.pathname}`);
-  const route = matching.find((candidate) => candidate.method === request.method);
-  if (!route) throw new ServiceFailure(405, SANDBOX_CODES.methodNotAllowed, `Method ${request.method} not allowed on ${url.pathname}`);
-  if (scoped) auth.check(request, environment);
-  else auth.any(request);
-  const params = (route.pattern.exec(path) ?? []).slice(1).map((param) => {
-    try {
-      return decodeURIComponent(param);
-    } catch {
-      throw notFound(`Record ${param}`);
-    }
-  });
-  const body = request.method === 'POST' ? await bodyOf(request, readBody) : {};
-  const data = await route.run(control, { environment, params, query: url.searchParams, body });
-  return jsonResponse(200, successBody(data));
-}
-
-/** A POST body: a JSON object, or nothing (an action without fields). */
-async function bodyOf(request: Request, readBody: (request: Request) => Promise<string>): Promise<Record<string, unknown>> {
-  const text = await readBody(request);
-  return text.trim() === '' ? {} : jsonObject(text);
 }

@@ -3,8 +3,8 @@
  * site that rebinds its own name to 127.0.0.1 sends that name), the dashboard's access token when
  * it listens beyond loopback, and where the dashboard's forms may send the browser back to.
  */
-import { escapeHtml } from './html.js';
-import { htmlResponse } from './responses.js';
+import { html } from '../views/html.js';
+import { htmlResponse } from '../views/response.js';
 
 /** A `Host` header's name: lowercase, IPv6 in brackets, IDN in punycode; `undefined` if it is none. */
 export function hostName(host: string): string | undefined {
@@ -47,7 +47,7 @@ export function declaredHosts(entries: readonly string[]): Set<string> {
 export function misdirectedPage(message: string): Response {
   return htmlResponse(
     421,
-    `<!doctype html><html lang="en"><meta charset="utf-8"><title>Misdirected request</title><h1>Misdirected request</h1><p>${escapeHtml(message)}</p></html>`,
+    html`<!doctype html><html lang="en"><meta charset="utf-8"><title>Misdirected request</title><h1>Misdirected request</h1><p>${message}</p></html>`,
   );
 }
 
@@ -93,7 +93,7 @@ export function dashboardGate(request: Request, url: URL, token: string): Respon
   if (cookie !== undefined && sameSecret(cookie, token)) return undefined;
   return htmlResponse(
     401,
-    '<!doctype html><html lang="en"><meta charset="utf-8"><title>Dashboard token needed</title><h1>Dashboard token needed</h1><p>This sandbox listens beyond loopback: open the dashboard with the link printed when it started (<code>/?token=…</code>).</p></html>',
+    html`<!doctype html><html lang="en"><meta charset="utf-8"><title>Dashboard token needed</title><h1>Dashboard token needed</h1><p>This sandbox listens beyond loopback: open the dashboard with the link printed when it started (<code>/?token=…</code>).</p></html>`,
   );
 }
 

@@ -1,3 +1,4 @@
+/** The sandbox over `node:http`: requests in as fetch `Request`s, answers and event streams out, bodies over the limit and unparsable heads answered with the envelope. */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';

@@ -1,4 +1,5 @@
-import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
+/** Reading a request body: within the size limit (413), UTF-8, JSON where the endpoint takes JSON (415). */
+import { invalid, SANDBOX_CODES, ServiceFailure } from '../responses.js';
 
 /** A request body as UTF-8 text, at most `limit` bytes: past that it answers 413 and reads no further. */
 export async function readText(request: Request, limit: number): Promise<string> {

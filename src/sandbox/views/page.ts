@@ -1,17 +1,23 @@
-import type { Environment } from '../core/options.js';
-import { TEST_CARDHOLDER_NAMES, type TestCardholderName } from '../testing/index.js';
-import { readText } from './body.js';
-import type { SandboxClock } from './clock.js';
-import { escapeHtml } from './html.js';
-import type { SessionRecord } from './records.js';
-import { cspNonce, htmlResponse, SANDBOX_BANNER } from './responses.js';
-import { PAYMENT_PAGE_SECONDS, type SandboxService } from './service.js';
-import type { SandboxStore } from './store.js';
-import { type CardFormErrors, type CardFormProblem, checkCardForm } from './validation.js';
+/**
+ * The hosted payment page at `/pay-external-test/<token>` and `/pay-external/<token>`: the card
+ * form in the session's language, its checks, and the outcome pages and redirects back to the shop.
+ */
+import type { Environment } from '../../core/options.js';
+import { TEST_CARDHOLDER_NAMES, type TestCardholderName } from '../../testing/index.js';
+import { PAYMENT_PAGE_SECONDS, type SandboxApi } from '../api/index.js';
+import type { SandboxClock } from '../clock.js';
+import { readText } from '../http/body.js';
+import type { SessionRecord } from '../records.js';
+import { SANDBOX_BANNER } from '../responses.js';
+import type { SandboxStore } from '../store.js';
+import { type CardFormErrors, type CardFormProblem, checkCardForm } from '../validation.js';
+import { type Html, html, raw } from './html.js';
+import { localeOf, type Outcome, type PageLocale, requestLocale, type Strings } from './page-text.js';
+import { cspNonce, htmlResponse } from './response.js';
 
 /** What the payment page needs from the sandbox. */
 export interface PageContext {
-  service: SandboxService;
+  api: SandboxApi;
   store: SandboxStore;
   clientSecrets: Record<Environment, string>;
   clock: SandboxClock;
@@ -29,202 +35,6 @@ interface FormValues {
   expiryYear: string;
   cvc: string;
   holderName: string;
-}
-
-/** How a payment that did not complete ended, as its outcome page tells it. */
-type Outcome =
-  | { kind: 'declined'; name: Exclude<TestCardholderName, 'ERROR'> | undefined }
-  | { kind: 'error' | 'expired' | 'cancelled' | 'failed' };
-
-// Languages: the page follows the session's shopperLocale, Spanish for `es` and `es-*`, English for
-// any other tag. Every visible string is in these tables, one per language.
-
-type Language = 'en' | 'es';
-
-interface Strings {
-  /** For numbers (`25.99` or `25,99`). */
-  numberLocale: string;
-  banner: string;
-  payTitle(amount: string): string;
-  timeLeft: string;
-  cardNumber: string;
-  expiryDate: string;
-  month: string;
-  year: string;
-  cvc: string;
-  holderName: string;
-  pay(amount: string): string;
-  paying: string;
-  cancel: string;
-  summary(count: number): string;
-  problems: Record<CardFormProblem, string>;
-  hintTitle: string;
-  hintIntro: string;
-  hintNames: Record<TestCardholderName, string>;
-  outcomes: Record<Outcome['kind'], { title: string; message: string }>;
-  declineReasons: Record<Exclude<TestCardholderName, 'ERROR'>, string>;
-  noMoney: string;
-  returnNotice(seconds: number): string;
-  returnManual: string;
-  returnStopped: string;
-  returnButton: string;
-  stay: string;
-  notFoundTitle: string;
-  notFoundMessage: string;
-  methodTitle: string;
-  methodMessage: string;
-}
-
-const MINUTES = PAYMENT_PAGE_SECONDS / 60;
-
-const STRINGS: Record<Language, Strings> = {
-  en: {
-    numberLocale: 'en-GB',
-    banner: 'Sandbox payment page: a simulation, no real card is charged.',
-    payTitle: (amount) => `Pay ${amount}`,
-    timeLeft: 'Time left to pay:',
-    cardNumber: 'Card number',
-    expiryDate: 'Expiry date',
-    month: 'Month (MM)',
-    year: 'Year (YY)',
-    cvc: 'Security code (CVC)',
-    holderName: 'Cardholder name',
-    pay: (amount) => `Pay ${amount}`,
-    paying: 'Processing the payment…',
-    cancel: 'Cancel payment',
-    summary: (count) => (count === 1 ? 'Please correct this field:' : `Please correct these ${count} fields:`),
-    problems: {
-      cardNumberLength: 'Enter a card number of 13 to 19 digits.',
-      cardNumberLuhn: 'This card number is not valid.',
-      expiryMonth: 'Enter the expiry month, 1 to 12.',
-      expiryYear: 'Enter the expiry year as two digits (YY).',
-      expired: 'This card has expired.',
-      cvc3: 'Enter the 3-digit security code.',
-      cvc4: 'Enter the 4-digit security code.',
-      holderNameShort: 'Enter the cardholder name (at least 3 characters).',
-    },
-    hintTitle: 'Test mode',
-    hintIntro: 'Any cardholder name pays, except these, which make the payment fail (upper or lower case):',
-    hintNames: {
-      DECLINED: 'declined by the issuer',
-      CARD_EXPIRED: 'expired card',
-      INVALID_CARD: 'invalid card number',
-      NOT_ENOUGH_BALANCE: 'insufficient funds',
-      CVC_DECLINED: 'security code refused',
-      FRAUD: 'suspected fraud',
-      ERROR: 'processor error',
-    },
-    outcomes: {
-      declined: { title: 'Payment declined', message: 'The payment was not authorised.' },
-      error: {
-        title: 'Payment could not be processed',
-        message: 'The payment processor had a technical error, so the payment was not made.',
-      },
-      expired: { title: 'Time is up', message: `The ${MINUTES} minutes to pay have passed, so the payment was not made.` },
-      cancelled: { title: 'Payment cancelled', message: 'The payment was cancelled.' },
-      failed: { title: 'Payment not completed', message: 'The payment was not completed.' },
-    },
-    declineReasons: {
-      DECLINED: "The card's issuer did not authorise the payment.",
-      CARD_EXPIRED: 'The card has expired.',
-      INVALID_CARD: 'The card number is not valid.',
-      NOT_ENOUGH_BALANCE: 'The card does not have enough funds.',
-      CVC_DECLINED: 'The security code (CVC) was not accepted.',
-      FRAUD: 'The payment was stopped as suspected fraud.',
-    },
-    noMoney: 'No money was taken.',
-    returnNotice: (seconds) => `You will be taken back to the shop in ${seconds} seconds.`,
-    returnManual: 'Use the button to go back to the shop.',
-    returnStopped: 'Automatic return stopped. Use the button to go back to the shop.',
-    returnButton: 'Return to the shop',
-    stay: 'Stay on this page',
-    notFoundTitle: 'Payment not found',
-    notFoundMessage: 'This payment link is not valid.',
-    methodTitle: 'Method not allowed',
-    methodMessage: 'This page only takes GET and POST requests.',
-  },
-  es: {
-    numberLocale: 'es-ES',
-    banner: 'Página de pago del sandbox: una simulación, no se cobra ninguna tarjeta real.',
-    payTitle: (amount) => `Pagar ${amount}`,
-    timeLeft: 'Tiempo para pagar:',
-    cardNumber: 'Número de tarjeta',
-    expiryDate: 'Fecha de caducidad',
-    month: 'Mes (MM)',
-    year: 'Año (AA)',
-    cvc: 'Código de seguridad (CVC)',
-    holderName: 'Nombre del titular',
-    pay: (amount) => `Pagar ${amount}`,
-    paying: 'Procesando el pago…',
-    cancel: 'Cancelar el pago',
-    summary: (count) => (count === 1 ? 'Corrija este campo:' : `Corrija estos ${count} campos:`),
-    problems: {
-      cardNumberLength: 'Introduzca un número de tarjeta de 13 a 19 cifras.',
-      cardNumberLuhn: 'Este número de tarjeta no es válido.',
-      expiryMonth: 'Introduzca el mes de caducidad, de 1 a 12.',
-      expiryYear: 'Introduzca el año de caducidad con dos cifras (AA).',
-      expired: 'Esta tarjeta ha caducado.',
-      cvc3: 'Introduzca el código de seguridad de 3 cifras.',
-      cvc4: 'Introduzca el código de seguridad de 4 cifras.',
-      holderNameShort: 'Introduzca el nombre del titular (al menos 3 caracteres).',
-    },
-    hintTitle: 'Modo de prueba',
-    hintIntro: 'Cualquier nombre de titular paga, salvo estos, que hacen fallar el pago (en mayúsculas o minúsculas):',
-    hintNames: {
-      DECLINED: 'denegado por el emisor',
-      CARD_EXPIRED: 'tarjeta caducada',
-      INVALID_CARD: 'número de tarjeta no válido',
-      NOT_ENOUGH_BALANCE: 'saldo insuficiente',
-      CVC_DECLINED: 'código de seguridad rechazado',
-      FRAUD: 'sospecha de fraude',
-      ERROR: 'error del procesador',
-    },
-    outcomes: {
-      declined: { title: 'Pago denegado', message: 'El pago no se autorizó.' },
-      error: { title: 'No se pudo procesar el pago', message: 'El procesador de pagos tuvo un error técnico y el pago no se realizó.' },
-      expired: { title: 'Se acabó el tiempo', message: `Han pasado los ${MINUTES} minutos para pagar y el pago no se realizó.` },
-      cancelled: { title: 'Pago cancelado', message: 'Se canceló el pago.' },
-      failed: { title: 'Pago no completado', message: 'El pago no se completó.' },
-    },
-    declineReasons: {
-      DECLINED: 'El emisor de la tarjeta no autorizó el pago.',
-      CARD_EXPIRED: 'La tarjeta ha caducado.',
-      INVALID_CARD: 'El número de tarjeta no es válido.',
-      NOT_ENOUGH_BALANCE: 'La tarjeta no tiene saldo suficiente.',
-      CVC_DECLINED: 'No se aceptó el código de seguridad (CVC).',
-      FRAUD: 'El pago se detuvo por sospecha de fraude.',
-    },
-    noMoney: 'No se ha cobrado nada.',
-    returnNotice: (seconds) => `Volverá a la tienda dentro de ${seconds} segundos.`,
-    returnManual: 'Use el botón para volver a la tienda.',
-    returnStopped: 'Vuelta automática detenida. Use el botón para volver a la tienda.',
-    returnButton: 'Volver a la tienda',
-    stay: 'Quedarme en esta página',
-    notFoundTitle: 'Pago no encontrado',
-    notFoundMessage: 'Este enlace de pago no es válido.',
-    methodTitle: 'Método no permitido',
-    methodMessage: 'Esta página solo admite peticiones GET y POST.',
-  },
-};
-
-/** The page's language and the `lang` of its `<html>`, for a BCP-47 tag (the session's `shopperLocale`). */
-interface PageLocale {
-  language: Language;
-  lang: string;
-  text: Strings;
-}
-
-function localeOf(tag: string | null | undefined): PageLocale {
-  const value = (tag ?? '').trim();
-  const language: Language = /^es(-|$)/i.test(value) ? 'es' : 'en';
-  // The tag itself when it names the language shown (es-MX stays es-MX); the bare language otherwise.
-  const lang = /^[a-z]{2,3}(-[a-z0-9]{1,8})*$/i.test(value) && value.toLowerCase().startsWith(language) ? value : language;
-  return { language, lang, text: STRINGS[language] };
-}
-
-/** For a page without a session (an unknown link): the first language the browser asks for. */
-function requestLocale(request: Request): PageLocale {
-  return localeOf(/^\s*([a-z]{2,3}(-[a-z0-9]{1,8})*)/i.exec(request.headers.get('accept-language') ?? '')?.[1]);
 }
 
 const NUMBER_FORMATS = new Map<string, Intl.NumberFormat>();
@@ -260,18 +70,18 @@ button:disabled{background:#5f6570;color:#fff;cursor:progress}
 .hint{margin-top:1.5rem;border-top:1px solid #d5d8de;padding-top:1rem;font-size:.9rem}.hint p{margin:0}
 .hint ul{margin:.25rem 0 0;padding-left:1.25rem}code{font-family:ui-monospace,monospace;font-weight:600}`;
 
-function layout(locale: PageLocale, nonce: string, title: string, body: string): string {
-  return `<!doctype html>
-<html lang="${escapeHtml(locale.lang)}">
+function layout(locale: PageLocale, nonce: string, title: string, body: Html): Html {
+  return html`<!doctype html>
+<html lang="${locale.lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style nonce="${nonce}">${STYLE}</style>
+<title>${title}</title>
+<style nonce="${nonce}">${raw(STYLE)}</style>
 </head>
 <body>
 <main>
-<p class="banner" role="note">${escapeHtml(locale.text.banner)}</p>
+<p class="banner" role="note">${locale.text.banner}</p>
 ${body}
 </main>
 </body>
@@ -302,19 +112,19 @@ function field(
   autocomplete: string,
   values: FormValues,
   errors: CardFormErrors,
-  extra = '',
-): string {
+  extra: Html = html``,
+): Html {
   const errorKey = name === 'expiryMonth' || name === 'expiryYear' ? 'expiry' : name;
   const error = errors[errorKey];
-  const describedBy = error ? ` aria-describedby="${errorKey}-error"` : '';
+  const describedBy = error && html` aria-describedby="${errorKey}-error"`;
   const value = name === 'cvc' ? '' : values[name];
-  return `<label for="${name}">${escapeHtml(label)}</label>
-<input id="${name}" name="${name}" autocomplete="${autocomplete}" value="${escapeHtml(value)}" required${error ? ' aria-invalid="true"' : ''}${describedBy}${extra}>`;
+  return html`<label for="${name}">${label}</label>
+<input id="${name}" name="${name}" autocomplete="${autocomplete}" value="${value}" required${error && html` aria-invalid="true"`}${describedBy}${extra}>`;
 }
 
-function errorText(key: keyof CardFormErrors, errors: CardFormErrors, text: Strings): string {
+function errorText(key: keyof CardFormErrors, errors: CardFormErrors, text: Strings): Html | undefined {
   const error = errors[key];
-  return error ? `<p class="error" id="${key}-error">${escapeHtml(text.problems[error])}</p>` : '';
+  return error && html`<p class="error" id="${key}-error">${text.problems[error]}</p>`;
 }
 
 /**
@@ -362,56 +172,54 @@ function formPage(session: SessionRecord, remainingSeconds: number, values: Form
   const nonce = cspNonce();
   const entries = Object.entries(errors) as [keyof CardFormErrors, CardFormProblem][];
   const summary =
-    entries.length === 0
-      ? ''
-      : `<div id="summary" role="alert" tabindex="-1"><p><strong>${escapeHtml(text.summary(entries.length))}</strong></p><ul>${entries
-          .map(
-            ([key, problem]) => `<li><a href="#${key === 'expiry' ? 'expiryMonth' : key}">${escapeHtml(text.problems[problem])}</a></li>`,
-          )
-          .join('')}</ul></div>`;
+    entries.length > 0 &&
+    html`<div id="summary" role="alert" tabindex="-1"><p><strong>${text.summary(entries.length)}</strong></p><ul>${entries.map(
+      ([key, problem]) => html`<li><a href="#${key === 'expiry' ? 'expiryMonth' : key}">${text.problems[problem]}</a></li>`,
+    )}</ul></div>`;
   const minutes = Math.floor(remainingSeconds / 60);
   const seconds = String(remainingSeconds % 60).padStart(2, '0');
   const amount = money(session, locale);
-  const names = (Object.keys(TEST_CARDHOLDER_NAMES) as TestCardholderName[])
-    .map((name) => `<li><code>${name}</code>: ${escapeHtml(text.hintNames[name])}</li>`)
-    .join('');
-  const html = layout(
+  const names = (Object.keys(TEST_CARDHOLDER_NAMES) as TestCardholderName[]).map(
+    (name) => html`<li><code>${name}</code>: ${text.hintNames[name]}</li>`,
+  );
+  const numeric = (maxLength?: number) => html` inputmode="numeric"${maxLength !== undefined && html` maxlength="${maxLength}"`}`;
+  const page = layout(
     locale,
     nonce,
     text.payTitle(amount),
-    `<h1>${escapeHtml(text.payTitle(amount))}</h1>
-${session.description ? `<p>${escapeHtml(session.description)}</p>` : ''}
-<p>${escapeHtml(text.timeLeft)} <span id="countdown" role="timer" aria-live="off" data-seconds="${remainingSeconds}">${minutes}:${seconds}</span></p>
+    html`<h1>${text.payTitle(amount)}</h1>
+${session.description && html`<p>${session.description}</p>`}
+<p>${text.timeLeft} <span id="countdown" role="timer" aria-live="off" data-seconds="${remainingSeconds}">${minutes}:${seconds}</span></p>
 ${summary}
-<form id="card-form" method="post" novalidate data-busy="${escapeHtml(text.paying)}">
-${field('cardNumber', text.cardNumber, 'cc-number', values, errors, ' inputmode="numeric"')}
+<form id="card-form" method="post" novalidate data-busy="${text.paying}">
+${field('cardNumber', text.cardNumber, 'cc-number', values, errors, numeric())}
 ${errorText('cardNumber', errors, text)}
 <fieldset>
-<legend>${escapeHtml(text.expiryDate)}</legend>
+<legend>${text.expiryDate}</legend>
 <div class="row">
-<div>${field('expiryMonth', text.month, 'cc-exp-month', values, errors, ' inputmode="numeric" maxlength="2"')}</div>
-<div>${field('expiryYear', text.year, 'cc-exp-year', values, errors, ' inputmode="numeric" maxlength="2"')}</div>
+<div>${field('expiryMonth', text.month, 'cc-exp-month', values, errors, numeric(2))}</div>
+<div>${field('expiryYear', text.year, 'cc-exp-year', values, errors, numeric(2))}</div>
 </div>
 ${errorText('expiry', errors, text)}
 </fieldset>
-${field('cvc', text.cvc, 'cc-csc', values, errors, ' inputmode="numeric" maxlength="4"')}
+${field('cvc', text.cvc, 'cc-csc', values, errors, numeric(4))}
 ${errorText('cvc', errors, text)}
 ${field('holderName', text.holderName, 'cc-name', values, errors)}
 ${errorText('holderName', errors, text)}
 <div class="actions">
-<button class="primary pay" type="submit" name="action" value="pay">${escapeHtml(text.pay(amount))}</button>
-<button class="secondary cancel" type="submit" name="action" value="cancel" formnovalidate>${escapeHtml(text.cancel)}</button>
+<button class="primary pay" type="submit" name="action" value="pay">${text.pay(amount)}</button>
+<button class="secondary cancel" type="submit" name="action" value="cancel" formnovalidate>${text.cancel}</button>
 </div>
 <p id="progress" class="progress" role="status"></p>
 </form>
 <section class="hint" aria-labelledby="hint-title">
-<h2 id="hint-title">${escapeHtml(text.hintTitle)}</h2>
-<p>${escapeHtml(text.hintIntro)}</p>
+<h2 id="hint-title">${text.hintTitle}</h2>
+<p>${text.hintIntro}</p>
 <ul>${names}</ul>
 </section>
-<script nonce="${nonce}">${FORM_SCRIPT}</script>`,
+<script nonce="${nonce}">${raw(FORM_SCRIPT)}</script>`,
   );
-  return htmlResponse(Object.keys(errors).length > 0 ? 422 : 200, html, undefined, { nonce, formAction: formTargets(session) });
+  return htmlResponse(Object.keys(errors).length > 0 ? 422 : 200, page, undefined, { nonce, formAction: formTargets(session) });
 }
 
 /**
@@ -446,26 +254,26 @@ function outcomePage(session: SessionRecord, outcome: Outcome): Response {
   const nonce = cspNonce();
   const { title, message } = text.outcomes[outcome.kind];
   const reason = outcome.kind === 'declined' && outcome.name ? text.declineReasons[outcome.name] : message;
-  const html = layout(
+  const page = layout(
     locale,
     nonce,
     title,
-    `<h1>${escapeHtml(title)}</h1>
-<p id="outcome-message">${escapeHtml(reason)} ${escapeHtml(text.noMoney)}</p>
-<p id="return-notice" role="status">${escapeHtml(text.returnManual)}</p>
+    html`<h1>${title}</h1>
+<p id="outcome-message">${reason} ${text.noMoney}</p>
+<p id="return-notice" role="status">${text.returnManual}</p>
 <div class="actions">
-<a class="button primary" id="return" data-return href="${escapeHtml(session.urlKo)}" autofocus aria-describedby="outcome-message return-notice" data-seconds="${RETURN_SECONDS}" data-notice="${escapeHtml(text.returnNotice(RETURN_SECONDS))}">${escapeHtml(text.returnButton)}</a>
-<button class="secondary" id="stay" type="button" hidden data-stopped="${escapeHtml(text.returnStopped)}">${escapeHtml(text.stay)}</button>
+<a class="button primary" id="return" data-return href="${session.urlKo}" autofocus aria-describedby="outcome-message return-notice" data-seconds="${RETURN_SECONDS}" data-notice="${text.returnNotice(RETURN_SECONDS)}">${text.returnButton}</a>
+<button class="secondary" id="stay" type="button" hidden data-stopped="${text.returnStopped}">${text.stay}</button>
 </div>
-<script nonce="${nonce}">${OUTCOME_SCRIPT}</script>`,
+<script nonce="${nonce}">${raw(OUTCOME_SCRIPT)}</script>`,
   );
-  return htmlResponse(200, html, undefined, { nonce });
+  return htmlResponse(200, page, undefined, { nonce });
 }
 
 /** A page without a session or a form: the unknown link (404) and the wrong method (405). */
 function messagePage(status: number, locale: PageLocale, title: string, message: string, extra?: Record<string, string>): Response {
   const nonce = cspNonce();
-  return htmlResponse(status, layout(locale, nonce, title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(message)}</p>`), extra, {
+  return htmlResponse(status, layout(locale, nonce, title, html`<h1>${title}</h1>\n<p>${message}</p>`), extra, {
     nonce,
   });
 }
@@ -557,7 +365,7 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   const form = request.method === 'POST' ? readForm(await readText(request, context.maxBodyBytes)) : undefined;
   // The signer of urlOk's data, loaded before any change: the answer after a commit cannot fail on it.
   if (form) await import('jose');
-  const session = context.service.sessionByToken(environment, match[2] ?? '');
+  const session = context.api.sessions.byToken(environment, match[2] ?? '');
   if (!session) {
     const locale = requestLocale(request);
     return messagePage(404, locale, locale.text.notFoundTitle, locale.text.notFoundMessage);
@@ -565,7 +373,7 @@ export async function handlePage(request: Request, url: URL, context: PageContex
 
   if (request.method === 'GET' || request.method === 'HEAD') {
     if (session.status !== 'pending') return finished(session, context);
-    context.store.transaction(() => context.service.opened(session));
+    context.store.transaction(() => context.api.sessions.opened(session));
     const remaining = PAYMENT_PAGE_SECONDS - Math.floor((context.clock.now() - (session.openedAt ?? 0)) / 1000);
     const empty = { cardNumber: '', expiryMonth: '', expiryYear: '', cvc: '', holderName: '' };
     return formPage(session, remaining, empty, {});
@@ -576,11 +384,11 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   }
 
   if (session.status !== 'pending') return finished(session, context, form.action === 'cancel' && session.status === 'cancelled');
-  context.store.transaction(() => context.service.opened(session));
+  context.store.transaction(() => context.api.sessions.opened(session));
   if (form.action === 'cancel') {
     // Built before the commit: once the session is cancelled, answering cannot fail.
     const toShop = seeOther(session.urlKo);
-    context.store.transaction(() => context.service.cancel(session));
+    context.store.transaction(() => context.api.sessions.cancel(session));
     return toShop;
   }
   const errors = checkCardForm(form, new Date(context.clock.now()));
@@ -591,10 +399,10 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   const scripted = TEST_CARDHOLDER_NAMES[form.holderName.trim().toUpperCase() as keyof typeof TEST_CARDHOLDER_NAMES];
   if (scripted) {
     context.store.transaction(() =>
-      context.service.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description),
+      context.api.sessions.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description),
     );
   } else {
-    context.store.transaction(() => context.service.authorise(session));
+    context.store.transaction(() => context.api.sessions.authorise(session));
   }
   return finished(session, context);
 }

@@ -1,0 +1,56 @@
+/**
+ * The sandbox's request path, in the order the steps run. Each step may answer early; those that
+ * wrap `next` also act on the way out (`respond` turns any failure into the envelope, `faults`
+ * will change an answer after its commit).
+ *
+ *   respond → host check → due work → router ─┬─ API:     endpoint → tenant → faults → body → commit(idempotency, operation)
+ *                                              ├─ control: endpoint → tenant → run
+ *                                              └─ pages:   dashboard, payment page (404 after them)
+ */
+import { controlEndpoint, runControl } from './control/routes.js';
+import { body } from './steps/body.js';
+import { chain, type Next } from './steps/chain.js';
+import { commit } from './steps/commit.js';
+import { dueWork } from './steps/due.js';
+import { endpoint } from './steps/endpoint.js';
+import { faults } from './steps/faults.js';
+import { hostCheck, type OwnHosts } from './steps/host.js';
+import { idempotency } from './steps/idempotency.js';
+import { operation } from './steps/operation.js';
+import type { Incoming, Located } from './steps/request.js';
+import { type FailureAnswers, respond } from './steps/respond.js';
+import { type ApiRequest, type PageHandler, router } from './steps/route.js';
+import { tenant } from './steps/tenant.js';
+import type { Tenants } from './tenants.js';
+
+/** What the steps are built from. */
+export interface PipelineParts {
+  tenants: Tenants;
+  hosts: OwnHosts;
+  failures: FailureAnswers;
+  /** Runs the work due by now. */
+  runDue: () => void;
+  /** The sandbox's own origin for the links an answer carries, given the request's URL. */
+  origin: (url: URL) => string;
+  maxBodyBytes: number;
+  idempotencyTtlMs: number;
+  /** The dashboard and the payment page, asked in this order. */
+  pages: readonly PageHandler[];
+}
+
+export function pipeline(parts: PipelineParts): Next<Incoming> {
+  const api = chain<ApiRequest>()
+    .use(endpoint())
+    .use(tenant(parts.tenants))
+    .use(faults())
+    .use(body(parts.maxBodyBytes))
+    .end(commit(idempotency(parts.idempotencyTtlMs), operation(parts.origin)));
+
+  const control = chain<Located>().use(controlEndpoint()).use(tenant(parts.tenants)).end(runControl(parts.maxBodyBytes));
+
+  return chain<Incoming>()
+    .use(respond(parts.failures))
+    .use(hostCheck(parts.hosts))
+    .use(dueWork(parts.runDue))
+    .end(router({ api, control, pages: parts.pages }));
+}

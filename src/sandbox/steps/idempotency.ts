@@ -1,0 +1,61 @@
+/**
+ * `Idempotency-Key` inside the call's transaction: a stored response is replayed (409 when the key
+ * was used on another endpoint or with another body, a wait while that request still runs);
+ * otherwise the operation runs and its success is stored under the key.
+ */
+import type { Answer, Deferred } from '../api/index.js';
+import { jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from '../responses.js';
+import { hashText } from '../store.js';
+import type { Caller } from '../tenants.js';
+import type { WithBody } from './body.js';
+import type { ApiCall } from './endpoint.js';
+
+/** How a call's transaction ends: an answer now, a wait for the running request with the same key, or an answer to come. */
+export type Outcome = { response: Response } | { wait: true } | Deferred;
+
+/** Replays or claims the call's key around `operation`; runs inside the transaction. */
+export type Claim<C> = (context: C, operation: () => Answer | Deferred) => Outcome;
+
+export function idempotency<C extends ApiCall & Caller & WithBody>(ttlMs: number): Claim<C> {
+  return (context, operation) => {
+    const { environment, idempotencyKey, route, tenant } = context;
+    const { store, clock } = tenant;
+    const bodyHash = idempotencyKey === null ? '' : hashText(canonical(context.body));
+    if (idempotencyKey !== null) {
+      const stored = store.idempotencyEntry(environment, idempotencyKey, clock.now() - ttlMs);
+      if (stored) {
+        if (stored.endpoint !== route.name)
+          throw new ServiceFailure(
+            409,
+            SANDBOX_CODES.idempotencyEndpointMismatch,
+            'Idempotency key already used for a different endpoint.',
+          );
+        if (stored.bodyHash !== bodyHash)
+          throw new ServiceFailure(409, SANDBOX_CODES.idempotencyBodyMismatch, 'Idempotency key reused with a different request body.');
+        if (stored.status === null || stored.response === null) return { wait: true };
+        return { response: jsonResponse(stored.status, stored.response, { 'idempotent-replayed': 'true' }) };
+      }
+    }
+    const result = operation();
+    const entry = { environment, key: idempotencyKey ?? '', endpoint: route.name, bodyHash, createdAt: clock.now() };
+    if ('deferred' in result) {
+      // Its response is stored by the job that answers it; until then a resend waits.
+      if (idempotencyKey !== null) store.saveIdempotency({ ...entry, status: null, response: null });
+      return result;
+    }
+    const response = successBody(result.data);
+    // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
+    if (idempotencyKey !== null && result.status >= 200 && result.status < 300)
+      store.saveIdempotency({ ...entry, status: result.status, response });
+    return { response: jsonResponse(result.status, response) };
+  };
+}
+
+/** JSON with sorted keys, so that the same body in another key order is the same request. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+      : inner,
+  );
+}
