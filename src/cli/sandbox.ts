@@ -88,7 +88,8 @@ function restartWithSmallYoungGeneration(command: Command): void {
   const execve = (process as { execve?: (file: string, args: string[], env: NodeJS.ProcessEnv) => never }).execve;
   const script = process.argv[1];
   const own = process.argv.slice(2);
-  const parsed = command.parent?.rawArgs ?? [];
+  // What commander parsed (its `rawArgs`, untyped): the bin's own arguments, or a program run in-process.
+  const parsed: string[] = (command.parent as { rawArgs?: string[] } | null)?.rawArgs ?? [];
   if (typeof execve !== 'function' || script === undefined) return;
   if (parsed.length !== own.length || parsed.some((arg, index) => arg !== own[index])) return;
   const given = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
