@@ -12,8 +12,6 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import ky from 'ky';
-import OpenAI from 'openai';
-import Stripe from 'stripe';
 import { decodeRedirectData, PaymentClient, parseWebhook } from '../dist/index.mjs';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12);
@@ -28,13 +26,28 @@ const WEBCODE = 'SHOP1';
 const TARGETS = { perCallRatio: 1.2, walkRatio: 1.25, bundleBytes: 25_000, importMs: 40, sandboxPerSecond: 3_000 };
 /** The sandbox store with `--data-dir`: creates/s as it grows, against its own rate at 1k and the in-memory one; memory; restart. */
 const STORE_TARGETS = { at20kRatio: 0.6, at100kRatio: 0.5, vsMemoryRatio: 0.5, rssGrowthMB: 100, restartMs: 1_000 };
+/**
+ * Issue 23: the sandbox's peak RSS through the section, and its creates/s against node's defaults
+ * (the process as it ran before) in the same run; 5 % is the noise of paired 2 s windows here.
+ * Either missed prints a FAIL line and makes the run exit 1.
+ */
+const STORE_LIMITS = { peakRssMB: 160, createsVsDefaults: 0.95 };
+/**
+ * The node flags of the sandbox process: as `payment-service-sdk sandbox` runs itself
+ * (src/cli/sandbox.ts), and node's defaults, which the section also runs as the baseline.
+ */
+const STORE_PROCESSES = { cli: ['--max-semi-space-size=2'], defaults: [] };
+const STORE_LEVELS = [1_000, 20_000, 100_000];
+const STORE_CLIENTS = 50;
+/** The sandbox children of the store section, killed at its end whatever happens. */
+const storeChildren = new Set();
 /** CLI export: sessions in the sandbox, and runs of the bin and of the raw loop each, alternating. */
 const EXPORT_ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 100_000);
 const EXPORT_RUNS = Number(process.env.BENCH_EXPORT_RUNS ?? 3);
 const EXPORT_TARGETS = { rowsPerSecond: 5_000, rssRangeMB: 50 };
-/** `BENCH_ONLY=export`: the CLI export section alone. */
+/** `BENCH_ONLY=export` or `BENCH_ONLY=store`: that section alone (neither needs the peer SDKs of bench/node_modules). */
 const ONLY = process.env.BENCH_ONLY;
-if (ONLY !== undefined && ONLY !== 'export') throw new Error(`BENCH_ONLY takes export, got ${ONLY}`);
+if (ONLY !== undefined && ONLY !== 'export' && ONLY !== 'store') throw new Error(`BENCH_ONLY takes export or store, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
 const cliPath = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
@@ -78,9 +91,10 @@ async function unwrap(response) {
 // fetch, to tell what its lead over raw fetch owes to the transport.
 const { port } = new URL(baseUrl);
 const stripeOptions = { host: '127.0.0.1', port, protocol: 'http', maxNetworkRetries: 0, telemetry: false };
-const stripe = new Stripe('sk_test_bench', stripeOptions);
-const stripeOnFetch = new Stripe('sk_test_bench', { ...stripeOptions, httpClient: Stripe.createFetchHttpClient() });
-const openai = new OpenAI({ apiKey: 'sk-bench', baseURL: baseUrl, maxRetries: 0 });
+const [{ default: Stripe }, { default: OpenAI }] = ONLY === undefined ? await Promise.all([import('stripe'), import('openai')]) : [{}, {}];
+const stripe = Stripe && new Stripe('sk_test_bench', stripeOptions);
+const stripeOnFetch = Stripe && new Stripe('sk_test_bench', { ...stripeOptions, httpClient: Stripe.createFetchHttpClient() });
+const openai = OpenAI && new OpenAI({ apiKey: 'sk-bench', baseURL: baseUrl, maxRetries: 0 });
 const createParams = { amount: { value: 2599, currency: 'EUR' }, urlOk: 'https://shop.example/ok', urlKo: 'https://shop.example/ko' };
 
 /** Same exchange as the SDK: request, read, JSON.parse, check the envelope, unwrap `data`. */
@@ -192,6 +206,16 @@ const results = {
   bundle: {},
 };
 
+if (ONLY === 'store') {
+  try {
+    results.sandboxStore = await storeSection();
+  } finally {
+    server.kill();
+  }
+  printStore(results.sandboxStore);
+  console.log('\nBENCH_ONLY=store: bench/results.json left as it was.');
+  process.exit(process.exitCode ?? 0);
+}
 if (ONLY === 'export') {
   try {
     results.cliExport = await cliExportSection();
@@ -335,22 +359,20 @@ results.sandbox = {
 };
 sandbox.child.kill('SIGTERM');
 
-// Sandbox store: the same creates against the store in SQLite (`--data-dir`) as it grows, in one
-// child process throughout. The child fills its store in process up to each level (through the
-// sandbox's own handler, so each create is validated, committed in its transaction and keeps its
-// idempotency entry as over HTTP; 100 000 creates over HTTP would take minutes here), then
-// creates/s is measured over HTTP, raw fetch clients with an idempotency key each as the SDK
-// sends, for `STORE_WINDOW_MS` after a warm-up. A window adds its own creates, so the record
-// counts at its start and end are kept. The in-memory rate is measured the same way at 1 000, in a
-// child of its own. RSS is read after a full GC, at the start of the windows at 1 000 and 100 000.
-const STORE_LEVELS = [1_000, 20_000, 100_000];
-const STORE_CLIENTS = 50;
-const storeDir = mkdtempSync(join(tmpdir(), 'sandbox-bench-'));
-const storeStartedAt = performance.now();
-const storeChildren = new Set();
+// Sandbox store: the same creates against the store in SQLite (`--data-dir`) as it grows. The child
+// fills its store in process up to each level (through the sandbox's own handler, so each create is
+// validated, committed in its transaction and keeps its idempotency entry as over HTTP; 100 000
+// creates over HTTP would take minutes here), then creates/s is measured over HTTP, raw fetch
+// clients with an idempotency key each as the SDK sends, for `STORE_WINDOW_MS` after a warm-up. A
+// window adds its own creates, so the record counts at its start and end are kept. Two such
+// children run side by side, one with the node flags `payment-service-sdk sandbox` runs itself with
+// and one with node's defaults (the process as it was before issue 23): the first is the one
+// measured throughout, the second the baseline of its creates/s in the same run. Their RSS is
+// sampled all along, as ps shows it. The in-memory rate is measured the same way at 1 000, in a
+// child of its own. RSS after a full GC is read at the start of the windows.
 /** A sandbox child started with --expose-gc, so that its `memory` answer follows a full GC. */
-async function startStore(args = []) {
-  const store = await startChild('./sandbox-server.mjs', args, ['--expose-gc']);
+async function startStore(args = [], nodeFlags = STORE_PROCESSES.cli) {
+  const store = await startChild('./sandbox-server.mjs', args, ['--expose-gc', ...nodeFlags]);
   storeChildren.add(store.child);
   return { ...store, target: JSON.parse(store.line) };
 }
@@ -404,11 +426,30 @@ async function storeWindow(store) {
   return {
     recordsAtStart: memory.counts.sessions,
     recordsAtEnd: sessions,
+    created,
+    elapsedMs: elapsed,
     createsPerSecond: Math.round((created * 1000) / elapsed),
     sandboxCpuPercent: cpuPercent,
+    sandboxCpuUsPerCreate: ((cpuPercent / 100) * elapsed * 1000) / created,
     generatorCpuPercent: ((user + system) / 1000 / elapsed) * 100,
     rssMB: memory.rssMB,
     heapUsedMB: memory.heapUsedMB,
+  };
+}
+/** Two windows of one store at one level as one: creates over time, CPU per create, memory at the first. */
+function pairedWindow([first, second]) {
+  const created = first.created + second.created;
+  const elapsedMs = first.elapsedMs + second.elapsedMs;
+  const cpuMs = (run) => (run.sandboxCpuPercent / 100) * run.elapsedMs;
+  return {
+    ...first,
+    recordsAtEnd: second.recordsAtEnd,
+    created,
+    elapsedMs,
+    createsPerSecond: Math.round((created * 1000) / elapsedMs),
+    sandboxCpuPercent: ((cpuMs(first) + cpuMs(second)) / elapsedMs) * 100,
+    sandboxCpuUsPerCreate: ((cpuMs(first) + cpuMs(second)) * 1000) / created,
+    generatorCpuPercent: (first.generatorCpuPercent * first.elapsedMs + second.generatorCpuPercent * second.elapsedMs) / elapsedMs,
   };
 }
 /** GET one page of the session listing, `take` 37, in the default (ascending) order or `desc`. */
@@ -473,72 +514,147 @@ async function storeCursorWalk(store) {
     unknown: [...times.keys()].filter((id) => !earlier.has(id) && !createdDuring.has(id)).length,
   };
 }
-try {
-  const inMemory = await startStore();
-  await storeCommand(inMemory, `fill ${STORE_LEVELS[0]}`);
-  results.sandboxStore.inMemory = await storeWindow(inMemory);
-  await stopStore(inMemory);
-
-  const onDisk = await startStore(['--data-dir', storeDir]);
-  const windows = {};
-  for (const level of STORE_LEVELS) {
-    const fill = await storeCommand(onDisk, `fill ${level}`);
-    windows[level] = { fillCreated: fill.created, fillMs: fill.ms, ...(await storeWindow(onDisk)) };
-    // The walk runs on a store of a few thousand sessions, after the first window.
-    if (level === STORE_LEVELS[0]) results.sandboxStore.cursorWalk = await storeCursorWalk(onDisk);
-  }
-  // Listing pages at the largest size: the first page and 20 follow-on pages, in each order.
-  const listingPageMs = {};
-  for (const order of ['asc', 'desc']) {
-    const started = performance.now();
-    let cursor;
-    for (let page = 0; page < 21; page++) cursor = (await storePage(onDisk.target, cursor, order)).meta.cursor;
-    listingPageMs[order] = (performance.now() - started) / 21;
-  }
-  const atEnd = await storeCommand(onDisk, 'memory');
-  const stopMs = await stopStore(onDisk);
-
-  // Restart on the same folder: from spawning the process to the first answered listing request.
-  const spawned = performance.now();
-  const reopened = await startStore(['--data-dir', storeDir]);
-  const firstPage = await storePage(reopened.target);
-  const firstAnswerMs = performance.now() - spawned;
-  await stopStore(reopened);
-
-  const first = windows[STORE_LEVELS[0]];
-  results.sandboxStore = {
-    ...results.sandboxStore,
-    concurrentClients: STORE_CLIENTS,
-    windowMs: STORE_WINDOW_MS,
-    dataDir: windows,
-    ratios: {
-      at20kToAt1k: windows[20_000].createsPerSecond / first.createsPerSecond,
-      at100kToAt1k: windows[100_000].createsPerSecond / first.createsPerSecond,
-      at1kToInMemory: first.createsPerSecond / results.sandboxStore.inMemory.createsPerSecond,
-    },
-    listingPageMsAt100k: listingPageMs,
-    memory: {
-      rssAt1kMB: first.rssMB,
-      rssAt100kMB: windows[100_000].rssMB,
-      rssGrowthMB: windows[100_000].rssMB - first.rssMB,
-      heapUsedAt1kMB: first.heapUsedMB,
-      heapUsedAt100kMB: windows[100_000].heapUsedMB,
-      peakRssMB: atEnd.maxRssMB,
-    },
-    restart: {
-      records: atEnd.counts.sessions,
-      idempotencyEntries: atEnd.counts.idempotency,
-      stopMs,
-      openAndListenMs: reopened.target.openMs,
-      spawnToFirstAnswerMs: firstAnswerMs,
-      totalAfterRestart: firstPage.meta.total,
-    },
-    durationMs: performance.now() - storeStartedAt,
+/**
+ * The child's RSS as `ps` shows it (VmRSS of /proc/PID/status), sampled every 50 ms: the peak of
+ * each phase the bench names, whether the child was filling, serving or idle.
+ */
+function rssSampler(pid) {
+  const peaks = {};
+  let phase = 'start';
+  const sample = () => {
+    try {
+      const rssMB = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]) / 1024;
+      if (rssMB > 0) peaks[phase] = Math.max(peaks[phase] ?? 0, rssMB);
+    } catch {
+      // no /proc here, or the child is gone
+    }
   };
-} finally {
-  for (const child of storeChildren) child.kill('SIGKILL');
-  rmSync(storeDir, { recursive: true, force: true });
+  const timer = setInterval(sample, 50);
+  return {
+    phase(name) {
+      sample();
+      phase = name;
+    },
+    stop() {
+      sample();
+      clearInterval(timer);
+      return peaks;
+    },
+  };
 }
+async function storeSection() {
+  const storeDir = mkdtempSync(join(tmpdir(), 'sandbox-bench-'));
+  const storeStartedAt = performance.now();
+  let section = {};
+  try {
+    const inMemory = await startStore();
+    await storeCommand(inMemory, `fill ${STORE_LEVELS[0]}`);
+    section.inMemory = await storeWindow(inMemory);
+    await stopStore(inMemory);
+
+    // The store as the CLI runs it and with node's defaults, side by side: each level filled in
+    // both, then windows in the order A B B A (which one is A alternates), so drift hits both alike.
+    const dirs = { cli: join(storeDir, 'cli'), defaults: join(storeDir, 'defaults') };
+    const stores = {
+      cli: await startStore(['--data-dir', dirs.cli], STORE_PROCESSES.cli),
+      defaults: await startStore(['--data-dir', dirs.defaults], STORE_PROCESSES.defaults),
+    };
+    const onDisk = stores.cli;
+    const rss = { cli: rssSampler(stores.cli.child.pid), defaults: rssSampler(stores.defaults.child.pid) };
+    const windows = { cli: {}, defaults: {} };
+    for (const [index, level] of STORE_LEVELS.entries()) {
+      const order = index % 2 === 0 ? ['defaults', 'cli'] : ['cli', 'defaults'];
+      const fills = {};
+      for (const name of order) {
+        rss[name].phase(level);
+        fills[name] = await storeCommand(stores[name], `fill ${level}`);
+      }
+      const runs = { cli: [], defaults: [] };
+      for (const name of [...order, ...[...order].reverse()]) runs[name].push(await storeWindow(stores[name]));
+      for (const name of order)
+        windows[name][level] = { fillCreated: fills[name].created, fillMs: fills[name].ms, ...pairedWindow(runs[name]) };
+      // The walk runs on a store of a few thousand sessions, after the first windows.
+      if (level === STORE_LEVELS[0]) section.cursorWalk = await storeCursorWalk(onDisk);
+    }
+    const defaultsAtEnd = await storeCommand(stores.defaults, 'memory');
+    const defaultsPeaks = rss.defaults.stop();
+    await stopStore(stores.defaults);
+    // Listing pages at the largest size: the first page and 20 follow-on pages, in each order.
+    const listingPageMs = {};
+    for (const order of ['asc', 'desc']) {
+      const started = performance.now();
+      let cursor;
+      for (let page = 0; page < 21; page++) cursor = (await storePage(onDisk.target, cursor, order)).meta.cursor;
+      listingPageMs[order] = (performance.now() - started) / 21;
+    }
+    const atEnd = await storeCommand(onDisk, 'memory');
+    const rssPeaks = rss.cli.stop();
+    const stopMs = await stopStore(onDisk);
+
+    // Restart on the same folder: from spawning the process to the first answered listing request.
+    const spawned = performance.now();
+    const reopened = await startStore(['--data-dir', dirs.cli]);
+    const firstPage = await storePage(reopened.target);
+    const firstAnswerMs = performance.now() - spawned;
+    await stopStore(reopened);
+
+    const first = windows.cli[STORE_LEVELS[0]];
+    const rate = (runs) =>
+      (Object.values(runs).reduce((sum, run) => sum + run.created, 0) * 1000) /
+      Object.values(runs).reduce((sum, run) => sum + run.elapsedMs, 0);
+    const peakRssMB = Math.max(atEnd.maxRssMB, ...Object.values(rssPeaks));
+    const createsVsDefaults = rate(windows.cli) / rate(windows.defaults);
+    section = {
+      ...section,
+      concurrentClients: STORE_CLIENTS,
+      windowMs: STORE_WINDOW_MS,
+      processes: STORE_PROCESSES,
+      dataDir: windows.cli,
+      defaults: windows.defaults,
+      ratios: {
+        at20kToAt1k: windows.cli[20_000].createsPerSecond / first.createsPerSecond,
+        at100kToAt1k: windows.cli[100_000].createsPerSecond / first.createsPerSecond,
+        at1kToInMemory: first.createsPerSecond / section.inMemory.createsPerSecond,
+        createsVsDefaults,
+      },
+      limits: {
+        peakRssMB: { measured: peakRssMB, limit: STORE_LIMITS.peakRssMB, met: peakRssMB <= STORE_LIMITS.peakRssMB },
+        createsPerSecond: {
+          measured: rate(windows.cli),
+          defaults: rate(windows.defaults),
+          ratio: createsVsDefaults,
+          limit: STORE_LIMITS.createsVsDefaults,
+          met: createsVsDefaults >= STORE_LIMITS.createsVsDefaults,
+        },
+      },
+      listingPageMsAt100k: listingPageMs,
+      memory: {
+        rssAt1kMB: first.rssMB,
+        rssAt100kMB: windows.cli[100_000].rssMB,
+        rssGrowthMB: windows.cli[100_000].rssMB - first.rssMB,
+        heapUsedAt1kMB: first.heapUsedMB,
+        heapUsedAt100kMB: windows.cli[100_000].heapUsedMB,
+        peakRssMB,
+        peakRssByLevelMB: rssPeaks,
+        defaults: { peakRssMB: Math.max(defaultsAtEnd.maxRssMB, ...Object.values(defaultsPeaks)), peakRssByLevelMB: defaultsPeaks },
+      },
+      restart: {
+        records: atEnd.counts.sessions,
+        idempotencyEntries: atEnd.counts.idempotency,
+        stopMs,
+        openAndListenMs: reopened.target.openMs,
+        spawnToFirstAnswerMs: firstAnswerMs,
+        totalAfterRestart: firstPage.meta.total,
+      },
+      durationMs: performance.now() - storeStartedAt,
+    };
+  } finally {
+    for (const child of storeChildren) child.kill('SIGKILL');
+    rmSync(storeDir, { recursive: true, force: true });
+  }
+  return section;
+}
+results.sandboxStore = await storeSection();
 
 // CLI export: `payment-service-sdk export sessions --format csv --out FILE` of EXPORT_ROWS sessions
 // (100 000) from a sandbox in its own process, filled in process as the store section does, the
@@ -867,62 +983,106 @@ table(
   ],
 );
 
-const store = results.sandboxStore;
-const thousands = (value) => value.toLocaleString('en-US');
-const storeRow = (label, run, target) => [
-  label,
-  `${thousands(run.recordsAtStart)} -> ${thousands(run.recordsAtEnd)}`,
-  `${run.createsPerSecond}`,
-  `${run.sandboxCpuPercent.toFixed(0)} %`,
-  `${run.generatorCpuPercent.toFixed(0)} %`,
-  target,
-];
-const ratioTarget = (value, limit, of) => `${ratio(value)} ${of}, >= ${limit.toFixed(2)}: ${verdict(value >= limit)}`;
-table(
-  `Sandbox store, sessions.create with ${store.concurrentClients} concurrent raw fetch clients for ${store.windowMs} ms per window, sandbox in its own process`,
-  ['store', 'records in the window', 'creates / s', 'sandbox CPU', 'generator CPU', 'target'],
-  [
-    storeRow('in memory, at 1k', store.inMemory, ''),
-    storeRow(
-      '--data-dir, at 1k',
-      store.dataDir[1_000],
-      ratioTarget(store.ratios.at1kToInMemory, STORE_TARGETS.vsMemoryRatio, 'x in memory'),
-    ),
-    storeRow('--data-dir, at 20k', store.dataDir[20_000], ratioTarget(store.ratios.at20kToAt1k, STORE_TARGETS.at20kRatio, 'x at 1k')),
-    storeRow('--data-dir, at 100k', store.dataDir[100_000], ratioTarget(store.ratios.at100kToAt1k, STORE_TARGETS.at100kRatio, 'x at 1k')),
-  ],
-);
-const walk = store.cursorWalk;
-table(
-  `Sandbox store, --data-dir: memory, restart, cursor walk (the store section took ${(store.durationMs / 1000).toFixed(1)} s)`,
-  ['measure', 'measured', 'target'],
-  [
+/** The store section's tables; on its own formatters, since BENCH_ONLY=store prints it before the others exist. */
+function printStore(store) {
+  const ratio = (value) => value.toFixed(2);
+  const verdict = (met) => (met ? 'met' : 'MISSED');
+  const thousands = (value) => value.toLocaleString('en-US');
+  const storeRow = (label, run, target) => [
+    label,
+    `${thousands(run.recordsAtStart)} -> ${thousands(run.recordsAtEnd)}`,
+    `${run.createsPerSecond}`,
+    `${run.sandboxCpuPercent.toFixed(0)} %`,
+    `${run.generatorCpuPercent.toFixed(0)} %`,
+    target,
+  ];
+  const ratioTarget = (value, limit, of) => `${ratio(value)} ${of}, >= ${limit.toFixed(2)}: ${verdict(value >= limit)}`;
+  table(
+    `Sandbox store, sessions.create with ${store.concurrentClients} concurrent raw fetch clients for ${store.windowMs} ms per window, sandbox in its own process`,
+    ['store', 'records in the window', 'creates / s', 'sandbox CPU', 'generator CPU', 'target'],
     [
-      `RSS after GC, at 1k -> at 100k (heapUsed ${store.memory.heapUsedAt1kMB.toFixed(1)} -> ${store.memory.heapUsedAt100kMB.toFixed(1)} MB; peak RSS ${store.memory.peakRssMB.toFixed(0)} MB)`,
-      `${store.memory.rssAt1kMB.toFixed(1)} -> ${store.memory.rssAt100kMB.toFixed(1)} MB, +${store.memory.rssGrowthMB.toFixed(1)} MB`,
-      `growth <= ${STORE_TARGETS.rssGrowthMB} MB: ${verdict(store.memory.rssGrowthMB <= STORE_TARGETS.rssGrowthMB)}`,
+      storeRow('in memory, at 1k', store.inMemory, ''),
+      storeRow(
+        '--data-dir, at 1k',
+        store.dataDir[1_000],
+        ratioTarget(store.ratios.at1kToInMemory, STORE_TARGETS.vsMemoryRatio, 'x in memory'),
+      ),
+      storeRow('--data-dir, at 20k', store.dataDir[20_000], ratioTarget(store.ratios.at20kToAt1k, STORE_TARGETS.at20kRatio, 'x at 1k')),
+      storeRow('--data-dir, at 100k', store.dataDir[100_000], ratioTarget(store.ratios.at100kToAt1k, STORE_TARGETS.at100kRatio, 'x at 1k')),
     ],
+  );
+  const mb = (value) => `${value.toFixed(1)} MB`;
+  const byLevel = STORE_LEVELS.map((level) => [
+    `at ${thousands(level / 1000)}k (fill, windows${level === STORE_LEVELS[0] ? ', cursor walk' : ''}${level === STORE_LEVELS.at(-1) ? ', listing' : ''})`,
+    mb(store.memory.peakRssByLevelMB[level]),
+    mb(store.memory.defaults.peakRssByLevelMB[level]),
+    `${store.dataDir[level].createsPerSecond}`,
+    `${store.defaults[level].createsPerSecond}`,
+    `${store.dataDir[level].sandboxCpuUsPerCreate.toFixed(0)} us`,
+    `${store.defaults[level].sandboxCpuUsPerCreate.toFixed(0)} us`,
+  ]);
+  const { peakRssMB, createsPerSecond } = store.limits;
+  table(
+    `Sandbox store, --data-dir: the process as the CLI runs it (${store.processes.cli.join(' ')}) beside node's defaults, same run; peak RSS as ps shows it (VmRSS every 50 ms, and VmHWM)`,
+    ['level', 'peak RSS, CLI', 'defaults', 'creates / s, CLI', 'defaults', 'sandbox CPU per create, CLI', 'defaults'],
     [
-      `listing page, take 37, at ${thousands(store.restart.records)} sessions (first + 20 following, mean)`,
-      `asc ${store.listingPageMsAt100k.asc.toFixed(1)} ms, desc ${store.listingPageMsAt100k.desc.toFixed(1)} ms`,
-      '',
+      ...byLevel,
+      [
+        'the section',
+        mb(peakRssMB.measured),
+        mb(store.memory.defaults.peakRssMB),
+        `${createsPerSecond.measured.toFixed(0)}`,
+        `${createsPerSecond.defaults.toFixed(0)}`,
+        '',
+        '',
+      ],
     ],
-    [`stop, SIGTERM to exit, ${thousands(store.restart.records)} sessions`, `${store.restart.stopMs.toFixed(0)} ms`, ''],
-    ['restart: createSandbox() + listen(), in the process', `${store.restart.openAndListenMs.toFixed(0)} ms`, ''],
+  );
+  const limits = [
+    [`peak RSS ${mb(peakRssMB.measured)}`, `<= ${peakRssMB.limit} MB`, peakRssMB.met],
     [
-      `restart: spawn to first answered listing (total ${thousands(store.restart.totalAfterRestart)})`,
-      `${store.restart.spawnToFirstAnswerMs.toFixed(0)} ms`,
-      `<= ${thousands(STORE_TARGETS.restartMs)} ms: ${verdict(store.restart.spawnToFirstAnswerMs <= STORE_TARGETS.restartMs)}`,
+      `creates/s ${createsPerSecond.measured.toFixed(0)}, ${ratio(createsPerSecond.ratio)} x node's defaults (${createsPerSecond.defaults.toFixed(0)})`,
+      `>= ${createsPerSecond.limit.toFixed(2)} x`,
+      createsPerSecond.met,
     ],
+  ];
+  for (const [measured, limit, met] of limits) {
+    console.log(`  ${met ? 'PASS' : 'FAIL'}: sandbox store, ${measured}, limit ${limit}`);
+    if (!met) process.exitCode = 1;
+  }
+  const walk = store.cursorWalk;
+  table(
+    `Sandbox store, --data-dir: memory, restart, cursor walk (the store section took ${(store.durationMs / 1000).toFixed(1)} s)`,
+    ['measure', 'measured', 'target'],
     [
-      `cursor walk, take 37, while 8 loops create: ${walk.pages} pages, ${walk.ms.toFixed(0)} ms; ${walk.createdDuring} created, ${walk.createdDuringSeen} of them seen`,
-      `${walk.earlier} earlier: ${walk.earlierSeenOnce} seen once, ${walk.duplicates} seen twice or more, ${walk.missing} missing`,
-      `every earlier one exactly once: ${verdict(
-        walk.earlier === walk.recordsBefore && walk.earlierSeenOnce === walk.earlier && walk.duplicates === 0 && walk.unknown === 0,
-      )}`,
+      [
+        `RSS after GC, at 1k -> at 100k (heapUsed ${store.memory.heapUsedAt1kMB.toFixed(1)} -> ${store.memory.heapUsedAt100kMB.toFixed(1)} MB; peak RSS ${store.memory.peakRssMB.toFixed(0)} MB)`,
+        `${store.memory.rssAt1kMB.toFixed(1)} -> ${store.memory.rssAt100kMB.toFixed(1)} MB, +${store.memory.rssGrowthMB.toFixed(1)} MB`,
+        `growth <= ${STORE_TARGETS.rssGrowthMB} MB: ${verdict(store.memory.rssGrowthMB <= STORE_TARGETS.rssGrowthMB)}`,
+      ],
+      [
+        `listing page, take 37, at ${thousands(store.restart.records)} sessions (first + 20 following, mean)`,
+        `asc ${store.listingPageMsAt100k.asc.toFixed(1)} ms, desc ${store.listingPageMsAt100k.desc.toFixed(1)} ms`,
+        '',
+      ],
+      [`stop, SIGTERM to exit, ${thousands(store.restart.records)} sessions`, `${store.restart.stopMs.toFixed(0)} ms`, ''],
+      ['restart: createSandbox() + listen(), in the process', `${store.restart.openAndListenMs.toFixed(0)} ms`, ''],
+      [
+        `restart: spawn to first answered listing (total ${thousands(store.restart.totalAfterRestart)})`,
+        `${store.restart.spawnToFirstAnswerMs.toFixed(0)} ms`,
+        `<= ${thousands(STORE_TARGETS.restartMs)} ms: ${verdict(store.restart.spawnToFirstAnswerMs <= STORE_TARGETS.restartMs)}`,
+      ],
+      [
+        `cursor walk, take 37, while 8 loops create: ${walk.pages} pages, ${walk.ms.toFixed(0)} ms; ${walk.createdDuring} created, ${walk.createdDuringSeen} of them seen`,
+        `${walk.earlier} earlier: ${walk.earlierSeenOnce} seen once, ${walk.duplicates} seen twice or more, ${walk.missing} missing`,
+        `every earlier one exactly once: ${verdict(
+          walk.earlier === walk.recordsBefore && walk.earlierSeenOnce === walk.earlier && walk.duplicates === 0 && walk.unknown === 0,
+        )}`,
+      ],
     ],
-  ],
-);
+  );
+}
+printStore(results.sandboxStore);
 
 /** The CLI export table; on its own formatters, since BENCH_ONLY=export prints it before the others exist. */
 function printCliExport(cliExport) {
