@@ -152,7 +152,11 @@ export async function serveNode(
     if (Number(message.headers['content-length'] ?? 0) > options.maxBodyBytes) return refuseBody(message, tooLarge());
     // Aborted when the client goes away: a long answer (an event stream) stops with it.
     const gone = new AbortController();
-    response.once('close', () => gone.abort());
+    // Only a client that left early needs the signal; aborting after every answer would build an
+    // exception with its stack on each request.
+    response.once('close', () => {
+      if (!response.writableFinished) gone.abort();
+    });
     toRequest(message, baseUrl, options.maxBodyBytes, gone.signal)
       .then(
         ({ request, complete }) =>
