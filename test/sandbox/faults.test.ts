@@ -4,13 +4,22 @@
  * `times` and a seeded `probability`, and the proof the sandbox exists for: the SDK with its
  * default retries against after-commit errors, resets and 503s makes no duplicate session.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PaymentClient, PaymentServiceError } from '../../src/index.js';
-import { FaultRuleError, SANDBOX_CODES, type Sandbox } from '../../src/sandbox/index.js';
+import { createSandbox, FaultRuleError, SANDBOX_CODES, type Sandbox } from '../../src/sandbox/index.js';
+import { buildOnce, killAll, run, startCli, stop } from './cli-process.js';
 import { failureOf, raw, sessionParams, useSandboxes } from './support.js';
 
-const { start } = useSandboxes();
+const { start, adopt } = useSandboxes();
+const dir = mkdtempSync(join(tmpdir(), 'sandbox-faults-'));
+afterAll(() => {
+  killAll();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 async function control(sandbox: Sandbox, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) {
   const response = await fetch(`${sandbox.baseUrl}/_sandbox/${path}`, {
@@ -105,6 +114,15 @@ describe('fault rules: control API and typed methods', () => {
   });
 });
 
+const HALF_503 = { route: 'POST /payment/session', probability: 0.5, effect: { type: 'error', status: 503, when: 'before' } } as const;
+
+/** The statuses of 24 creates in a row. */
+async function statuses(sandbox: Sandbox): Promise<number[]> {
+  const answers: number[] = [];
+  for (let index = 0; index < 24; index++) answers.push((await createSession(sandbox, `order-${index}`)).status);
+  return answers;
+}
+
 describe('fault rules: API effects', () => {
   it('error before: the status with the envelope and Retry-After, nothing runs, then times runs out', async () => {
     const { sandbox } = await start();
@@ -191,10 +209,8 @@ describe('fault rules: API effects', () => {
   it('probability draws from the seeded stream: the same seed strikes the same calls', async () => {
     const pattern = async (seed: number) => {
       const { sandbox } = await start({ seed });
-      sandbox.faults.add({ route: 'POST /payment/session', probability: 0.5, effect: { type: 'error', status: 503, when: 'before' } });
-      const statuses: number[] = [];
-      for (let index = 0; index < 24; index++) statuses.push((await createSession(sandbox, `order-${index}`)).status);
-      return statuses;
+      sandbox.faults.add(HALF_503);
+      return statuses(sandbox);
     };
     const first = await pattern(7);
     expect(await pattern(7)).toEqual(first);
@@ -246,4 +262,48 @@ describe('fault rules: the SDK against a failing sandbox', () => {
     expect(injected.every((count) => count > 0)).toBe(true);
     expect(outcomes.filter((outcome) => outcome.error === undefined).length).toBeGreaterThan(creates / 2);
   }, 30_000);
+});
+
+describe('fault rules: the CLI', () => {
+  beforeAll(buildOnce, 60_000);
+
+  it('sandbox --faults FILE --seed N: the rules from the start, striking as the same seed does in-process', async () => {
+    const file = join(dir, 'faults.json');
+    writeFileSync(file, JSON.stringify([HALF_503]));
+    const running = await startCli(['--faults', file, '--seed', '7']);
+    const { baseUrl, keys, webcode } = running.info;
+    const listed = await fetch(`${baseUrl}/_sandbox/faults`, { headers: { 'x-api-key': keys.test } });
+    expect(((await listed.json()) as any).data).toEqual([{ ...HALF_503, id: expect.any(String), injected: 0 }]);
+    const asCli = await statuses({ baseUrl, keys, webcode } as Sandbox);
+    const inProcess = adopt(createSandbox({ seed: 7 }));
+    await inProcess.listen();
+    inProcess.faults.add(HALF_503);
+    expect(asCli).toEqual(await statuses(inProcess));
+    expect(asCli).toContain(503);
+    expect(running.stderr()).toContain('fault rules: 1 from');
+    await stop(running);
+  });
+
+  it.each([
+    ['a file that is not an array', '{"route":"POST /payment/session"}', 'must be a JSON array'],
+    ['a file that is not JSON', '[', 'not JSON'],
+    [
+      'a rule the sandbox refuses',
+      JSON.stringify([HALF_503, { effect: { type: 'truncate' } }]),
+      'rule 2: Fault rule refused: name a route',
+    ],
+  ])('exits 2 on %s, nothing on stdout', async (_name, text, words) => {
+    const file = join(dir, `bad-${words.length}.json`);
+    writeFileSync(file, text);
+    const started = run(['sandbox', '--port', '0', '--faults', file]);
+    expect((await started.exit).code).toBe(2);
+    expect(started.stderr()).toContain(words);
+    expect(started.stdout()).toBe('');
+  });
+
+  it('exits 2 on a --seed that is not a whole number', async () => {
+    const started = run(['sandbox', '--port', '0', '--seed', '1.5']);
+    expect((await started.exit).code).toBe(2);
+    expect(started.stderr()).toContain('--seed must be an integer');
+  });
 });
