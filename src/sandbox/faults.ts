@@ -157,7 +157,7 @@ export function parseFaultRule(value: unknown, routes: readonly string[]): Fault
     fail(`a ${type} effect applies to webhooks: give an event and no route`);
   if (type === 'terminal' && (rule.route !== TERMINAL_ROUTE || rule.event !== undefined))
     fail(`a terminal effect applies to the route "${TERMINAL_ROUTE}" only`);
-  if (WEBHOOK_EFFECTS.has(type)) fail(`${type}: webhook effects are not applied by this version of the sandbox yet`);
+  if (type === 'reorder') fail('reorder: this effect is not applied by this version of the sandbox yet');
   return rule;
 }
 
@@ -224,14 +224,29 @@ export class FaultRules implements SandboxFaults {
    */
   strike(environment: Environment, route: string, phase: ApiPhase): FaultRuleState | undefined {
     for (const rule of this.#rules) {
-      if (rule.route !== route || phaseOf(rule.effect) !== phase) continue;
-      if (rule.environment !== undefined && rule.environment !== environment) continue;
-      if (rule.times !== undefined && rule.injected >= rule.times) continue;
-      if (rule.probability !== undefined && this.#random() >= rule.probability) continue;
+      if (rule.route !== route || phaseOf(rule.effect) !== phase || !this.#matches(rule, environment)) continue;
       rule.injected++;
       return rule;
     }
     return undefined;
+  }
+
+  /** The first rule on webhooks of `eventCode` that strikes this event, counted as struck. */
+  strikeEvent(environment: Environment, eventCode: string): FaultRuleState | undefined {
+    for (const rule of this.#rules) {
+      if (rule.event !== eventCode || !WEBHOOK_EFFECTS.has(rule.effect.type)) continue;
+      if (!this.#matches(rule, environment)) continue;
+      rule.injected++;
+      return rule;
+    }
+    return undefined;
+  }
+
+  /** Whether a rule of the call's route or event strikes: its environment, `times` left, then its `probability`. */
+  #matches(rule: FaultRuleState, environment: Environment): boolean {
+    if (rule.environment !== undefined && rule.environment !== environment) return false;
+    if (rule.times !== undefined && rule.injected >= rule.times) return false;
+    return rule.probability === undefined || this.#random() < rule.probability;
   }
 
   /** The delay in ms of a latency effect (a point in `[min, max]` drawn from the seeded stream) or of a slow terminal. */

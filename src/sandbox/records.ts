@@ -128,6 +128,8 @@ export interface WebhookDelivery {
   createdAt: number;
   /** The delivery this one resends (the control API's resend), or `null`. */
   resendOf?: number | null | undefined;
+  /** The fault rule that duplicated, delayed or dropped this delivery (its attempts carry `X-Sandbox-Fault`), if any. */
+  fault?: string | null | undefined;
 }
 
 /** Filters of {@link SandboxRecords} listings; every field is optional. */

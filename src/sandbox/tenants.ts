@@ -78,7 +78,12 @@ export function openTenant(settings: TenantSettings): Tenant {
   const clock = offsetClock(settings.clock, store.counter('clockOffset'));
   // Each run of a stored sandbox draws from its own stream, so tokens never repeat those of earlier runs.
   const random = seededRandom(settings.seed + (store.runs - 1) * 0x9e3779b9);
+  const faults = new FaultRules(
+    API_ROUTES.map((route) => route.template),
+    settings.seed,
+  );
   const webhooks = new WebhookDispatcher({
+    faults,
     store,
     clock,
     fetch: settings.fetch,
@@ -120,10 +125,6 @@ export function openTenant(settings: TenantSettings): Tenant {
     throw store.damage(error) ?? error;
   }
   const { keys, clientSecrets } = settings;
-  const faults = new FaultRules(
-    API_ROUTES.map((route) => route.template),
-    settings.seed,
-  );
   return { webcode, keys, clientSecrets, store, clock, random, webhooks, api, scheduler, control, faults, report };
 }
 

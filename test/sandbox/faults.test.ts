@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PaymentClient, PaymentServiceError } from '../../src/index.js';
-import { createSandbox, FaultRuleError, SANDBOX_CODES, type Sandbox } from '../../src/sandbox/index.js';
+import { createSandbox, FaultRuleError, manualClock, SANDBOX_CODES, type Sandbox } from '../../src/sandbox/index.js';
 import { buildOnce, killAll, run, startCli, stop } from './cli-process.js';
 import { failureOf, raw, sessionParams, useSandboxes } from './support.js';
 
-const { start, adopt } = useSandboxes();
+const { start, adopt, receiver } = useSandboxes();
 const dir = mkdtempSync(join(tmpdir(), 'sandbox-faults-'));
 afterAll(() => {
   killAll();
@@ -86,6 +86,8 @@ describe('fault rules: control API and typed methods', () => {
     ['an unknown route', { route: 'POST /payment/sessions', effect: { type: 'truncate' } }, 'route must be one of'],
     ['an API effect on an event', { event: 'AUTHORISATION', effect: { type: 'latency', ms: 5 } }, 'give a route'],
     ['a webhook effect on a route', { route: 'POST /payment/session', effect: { type: 'drop' } }, 'give an event'],
+    ['one copy for duplicate', { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 1 } }, 'copies must be 2 or more'],
+    ['reorder, not applied yet', { event: 'AUTHORISATION', effect: { type: 'reorder' } }, 'not applied'],
     [
       'a terminal effect off the POS route',
       { route: 'POST /payment/session', effect: { type: 'terminal', outcome: 'busy' } },
@@ -217,6 +219,41 @@ describe('fault rules: API effects', () => {
     expect(first).toContain(503);
     expect(first).toContain(201);
     expect(await pattern(8)).not.toEqual(first);
+  });
+});
+
+describe('fault rules: webhook effects', () => {
+  it('duplicate sends copies at once, delay waits on the sandbox clock, drop holds the event until a resend', async () => {
+    const hook = await receiver();
+    const { sandbox, test } = await start({ webhookUrls: [hook.url], clock: manualClock() });
+    const pay = async (reference: string) => {
+      const session = await test.sessions.create({ ...sessionParams, customReference: reference });
+      await sandbox.paySession('test', session.sessionId);
+      await sandbox.webhooksSettled();
+    };
+    const duplicate = sandbox.faults.add({ event: 'AUTHORISATION', times: 1, effect: { type: 'duplicate', copies: 3 } });
+    await pay('dup');
+    expect(hook.received.map((delivery) => delivery.headers['x-sandbox-fault'])).toEqual([duplicate.id, duplicate.id, duplicate.id]);
+    expect(new Set(hook.received.map((delivery) => delivery.body)).size).toBe(1);
+
+    const delay = sandbox.faults.add({ event: 'AUTHORISATION', times: 1, effect: { type: 'delay', ms: 60_000 } });
+    await pay('late');
+    expect(hook.received).toHaveLength(3);
+    expect(sandbox.records.deliveries({ status: 'pending' }).map((delivery) => delivery.fault)).toEqual([delay.id]);
+    await sandbox.advanceClock(60_000);
+    await sandbox.webhooksSettled();
+    expect(hook.received.map((delivery) => delivery.headers['x-sandbox-fault'])).toHaveLength(4);
+    expect(hook.received[3]?.headers['x-sandbox-fault']).toBe(delay.id);
+
+    const drop = sandbox.faults.add({ event: 'AUTHORISATION', times: 1, effect: { type: 'drop' } });
+    await pay('lost');
+    expect(hook.received).toHaveLength(4);
+    const [dropped] = sandbox.records.deliveries({ status: 'abandoned' });
+    expect([dropped?.fault, dropped?.attempts]).toEqual([drop.id, []]);
+    await sandbox.resendDelivery('test', dropped?.id ?? 0);
+    expect(hook.received).toHaveLength(5);
+    expect(hook.received[4]?.headers['x-sandbox-fault']).toBeUndefined();
+    expect(sandbox.faults.list().map((rule) => rule.injected)).toEqual([1, 1, 1]);
   });
 });
 
