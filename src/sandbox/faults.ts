@@ -157,7 +157,6 @@ export function parseFaultRule(value: unknown, routes: readonly string[]): Fault
     fail(`a ${type} effect applies to webhooks: give an event and no route`);
   if (type === 'terminal' && (rule.route !== TERMINAL_ROUTE || rule.event !== undefined))
     fail(`a terminal effect applies to the route "${TERMINAL_ROUTE}" only`);
-  if (type === 'reorder') fail('reorder: this effect is not applied by this version of the sandbox yet');
   return rule;
 }
 

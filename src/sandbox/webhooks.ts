@@ -86,7 +86,8 @@ export class WebhookDispatcher {
 
   /**
    * A delivery as a fault rule changes it: `copies` deliveries attempted at once, one attempted
-   * `ms` later on the sandbox clock, or one recorded as abandoned with no attempt (a resend delivers it).
+   * `ms` later on the sandbox clock, one recorded as abandoned with no attempt (a resend delivers
+   * it), or one held back until the next event of the same payment has been attempted.
    */
   #deliverStruck(fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf'>, rule: FaultRuleState | undefined): number[] {
     const effect = rule?.effect;
@@ -94,6 +95,7 @@ export class WebhookDispatcher {
     if (effect?.type === 'duplicate') return Array.from({ length: effect.copies }, () => this.#deliver(fault));
     if (effect?.type === 'delay') return [this.#deliver(fault, effect.ms)];
     if (effect?.type === 'drop') return [this.#deliver(fault, null)];
+    if (effect?.type === 'reorder') return [this.#deliver({ ...fault, held: true }, 'held')];
     return [this.#deliver(fields)];
   }
 
@@ -102,8 +104,14 @@ export class WebhookDispatcher {
     return this.#deliver({ url: original.url, environment: original.environment, event: original.event, resendOf: original.id });
   }
 
-  /** Records a delivery and schedules its first attempt `delayMs` from now; `null`: never (dropped, abandoned at once). */
-  #deliver(fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf' | 'fault'>, delayMs: number | null = 0): number {
+  /**
+   * Records a delivery and schedules its first attempt `delayMs` from now; `null`: never (dropped,
+   * abandoned at once); `held`: once the next event of its payment has been attempted.
+   */
+  #deliver(
+    fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf' | 'fault' | 'held'>,
+    delayMs: number | null | 'held' = 0,
+  ): number {
     const delivery: WebhookDelivery = {
       id: this.#store.nextDeliveryId(),
       ...fields,
@@ -113,8 +121,20 @@ export class WebhookDispatcher {
       createdAt: this.#clock.now(),
     };
     this.#store.deliveries.save(delivery);
-    if (delayMs !== null) this.#scheduler?.add(WEBHOOK_ATTEMPT, delayMs, String(delivery.id));
+    if (typeof delayMs === 'number') this.#scheduler?.add(WEBHOOK_ATTEMPT, delayMs, String(delivery.id));
     return delivery.id;
+  }
+
+  /** Deliveries of the same payment to the same URL held back by a reorder rule: attempted now, after `delivery`. */
+  #releaseHeld(delivery: WebhookDelivery): void {
+    const reference = delivery.event.data.paymentReference;
+    if (delivery.held || typeof reference !== 'string') return;
+    for (const held of this.#store.deliveries.all({ environment: delivery.environment, payment_reference: reference, url: delivery.url })) {
+      if (!held.held || held.id > delivery.id) continue;
+      held.held = false;
+      this.#store.deliveries.save(held);
+      this.#scheduler?.add(WEBHOOK_ATTEMPT, 0, String(held.id));
+    }
   }
 
   /** The job handler of {@link WEBHOOK_ATTEMPT}. */
@@ -170,6 +190,7 @@ export class WebhookDispatcher {
         }
       }
       this.#store.deliveries.save(delivery);
+      if (delivery.attempts.length === 1) this.#releaseHeld(delivery);
       return { delivery, attempt, nextAttemptAt };
     });
     if (report) this.#onAttempt?.(report);

@@ -87,7 +87,7 @@ describe('fault rules: control API and typed methods', () => {
     ['an API effect on an event', { event: 'AUTHORISATION', effect: { type: 'latency', ms: 5 } }, 'give a route'],
     ['a webhook effect on a route', { route: 'POST /payment/session', effect: { type: 'drop' } }, 'give an event'],
     ['one copy for duplicate', { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 1 } }, 'copies must be 2 or more'],
-    ['reorder, not applied yet', { event: 'AUTHORISATION', effect: { type: 'reorder' } }, 'not applied'],
+    ['reorder on a route', { route: 'POST /payment/session', effect: { type: 'reorder' } }, 'give an event'],
     [
       'a terminal effect off the POS route',
       { route: 'POST /payment/session', effect: { type: 'terminal', outcome: 'busy' } },
@@ -254,6 +254,22 @@ describe('fault rules: webhook effects', () => {
     expect(hook.received).toHaveLength(5);
     expect(hook.received[4]?.headers['x-sandbox-fault']).toBeUndefined();
     expect(sandbox.faults.list().map((rule) => rule.injected)).toEqual([1, 1, 1]);
+  });
+
+  it('reorder holds an event back until the next event of the same payment has been sent', async () => {
+    const hook = await receiver();
+    const { sandbox, test } = await start({ webhookUrls: [hook.url] });
+    const reorder = sandbox.faults.add({ event: 'AUTHORISATION', times: 1, effect: { type: 'reorder' } });
+    const session = await test.sessions.create({ ...sessionParams });
+    await sandbox.paySession('test', session.sessionId);
+    await sandbox.webhooksSettled();
+    expect(hook.received).toEqual([]);
+    expect(sandbox.records.deliveries().map((delivery) => [delivery.held, delivery.fault])).toEqual([[true, reorder.id]]);
+    await sandbox.emitEvent('test', 'AUTHORISATION', session.sessionId);
+    await hook.waitFor(2);
+    await sandbox.webhooksSettled();
+    expect(hook.received.map((delivery) => delivery.headers['x-sandbox-fault'])).toEqual([undefined, reorder.id]);
+    expect(sandbox.records.deliveries().map((delivery) => delivery.delivered)).toEqual([true, true]);
   });
 });
 
