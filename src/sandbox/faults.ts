@@ -200,11 +200,11 @@ export class FaultRules implements SandboxFaults {
   add(value: unknown): FaultRuleState {
     const state = { ...parseFaultRule(value, this.#routes), id: `fault_${this.#next++}`, injected: 0 };
     this.#rules.push(state);
-    return { ...state };
+    return structuredClone(state);
   }
 
   list(): FaultRuleState[] {
-    return this.#rules.map((rule) => ({ ...rule }));
+    return this.#rules.map((rule) => structuredClone(rule));
   }
 
   /** Removes a rule: what it was, with how often it struck; `undefined` for an id that names none. */
