@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { hostName, isLoopbackName } from '../sandbox/http/access.js';
 import { createSandbox, type Sandbox, type WebhookAttemptReport } from '../sandbox/index.js';
 import { checkStore } from '../sandbox/store.js';
+import { addFaultRules, readFaultsFile } from './faults-file.js';
 import { EXIT, ExitError, httpUrl, type Terminal, UsageError } from './io.js';
 import { prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
 
@@ -124,6 +125,8 @@ interface SandboxFlags {
   allowedHost?: string[];
   check?: boolean;
   readyFile?: string;
+  seed?: string;
+  faults?: string;
 }
 
 export function registerSandbox(program: Command, terminal: Terminal): void {
@@ -154,6 +157,8 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
       '--ready-file <path>',
       'once listening, write baseUrl, webcode, keys, clientSecrets, dashboardUrl and pid as JSON to PATH (mode 0600); removed on stop',
     )
+    .option('--seed <n>', "seed of the sandbox's randomness: tokens, references, delays, fault rules' probability (default 1)")
+    .option('--faults <file>', 'add the fault rules of FILE (a JSON array, the shape of POST /_sandbox/faults) at start')
     .action(async (own: SandboxFlags, command: Command) => {
       // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
       const flags: SandboxFlags = { ...own, webcode: own.webcode ?? command.optsWithGlobals<{ webcode?: string }>().webcode };
@@ -162,6 +167,8 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
         if (flags[name] === '')
           throw new UsageError(`--${name.replace(/[A-Z]/, (letter) => `-${letter.toLowerCase()}`)} must not be empty`);
       const port = integer('port', flags.port, 0, 65_535);
+      const seed = flags.seed === undefined ? undefined : integer('seed', flags.seed, 0, 2 ** 32 - 1);
+      const faultRules = flags.faults === undefined ? [] : readFaultsFile(flags.faults);
       restartWithSmallYoungGeneration(command);
       const readyFile = flags.readyFile === undefined ? undefined : prepareReadyFile(flags.readyFile);
       // Beyond loopback the well-known keys and an open dashboard would face the network.
@@ -192,7 +199,14 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
         maxBodyBytes: flags.maxBodyBytes === undefined ? undefined : integer('max-body-bytes', flags.maxBodyBytes, 1, 2 ** 31),
         idempotencyTtlMs:
           flags.idempotencyTtlMs === undefined ? undefined : integer('idempotency-ttl-ms', flags.idempotencyTtlMs, 1, 2 ** 45),
+        seed,
       });
+      try {
+        addFaultRules(instance.faults, faultRules, flags.faults ?? '');
+      } catch (error) {
+        await instance.close();
+        throw error;
+      }
       if (flags.reset) await instance.reset();
       // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
       const stop = () => {
@@ -233,6 +247,7 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
           `  Test: key ${instance.keys.test}, client secret ${instance.clientSecrets.test}`,
           `  Live: key ${instance.keys.live}, client secret ${instance.clientSecrets.live}`,
           `  webhooks: ${instance.webhookUrls.length > 0 ? instance.webhookUrls.join(', ') : 'none (add --webhook-url)'}`,
+          ...(faultRules.length > 0 ? [`  fault rules: ${faultRules.length} from ${flags.faults} (GET ${baseUrl}/_sandbox/faults)`] : []),
           flags.dataDir
             ? `  state kept in ${instance.location}${flags.reset ? ' (reset at start)' : ''}`
             : '  state in memory (add --data-dir DIR to keep it)',

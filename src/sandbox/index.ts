@@ -11,6 +11,7 @@
 import type { Environment } from '../core/options.js';
 import { type SandboxClock, systemClock } from './clock.js';
 import type { ClockState, ControlSession, SandboxControl } from './control/control.js';
+import type { SandboxFaults } from './faults.js';
 import { declaredHosts } from './http/access.js';
 import { pipeline } from './pipeline.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
@@ -32,6 +33,14 @@ export {
   type RecordTimeline,
   SandboxControl,
 } from './control/control.js';
+export {
+  FAULT_HEADER,
+  type FaultEffect,
+  type FaultRule,
+  FaultRuleError,
+  type FaultRuleState,
+  type SandboxFaults,
+} from './faults.js';
 export type {
   AttemptRecord,
   ControlPayment,
@@ -73,7 +82,7 @@ export interface SandboxOptions {
   modificationResolveMs?: number | undefined;
   /** The clock; default the system clock. Use `manualClock()` to control expiry and delays. */
   clock?: SandboxClock | undefined;
-  /** Seed of the sandbox's randomness (tokens, PSP references, trace ids, delays). Default 1. */
+  /** Seed of the sandbox's randomness (tokens, PSP references, trace ids, delays, fault rules' `probability`). Default 1. */
   seed?: number | undefined;
   /**
    * Folder of the store, `DIR/sandbox.db` (SQLite). Every request's changes commit in one
@@ -131,6 +140,12 @@ export interface Sandbox {
   webhooksSettled(): Promise<void>;
   /** The sandbox clock: the clock given (or the system clock), moved ahead by {@link Sandbox.advanceClock}. */
   readonly clock: SandboxClock;
+  /**
+   * The fault rules: what the sandbox gets wrong on purpose (latency, errors before or after the
+   * commit, resets, cut bodies), deterministic under {@link SandboxOptions.seed}. The same as
+   * `POST|GET|DELETE /_sandbox/faults`; every answer a rule changed carries `X-Sandbox-Fault: <rule id>`.
+   */
+  readonly faults: SandboxFaults;
   /** Every control operation, reads with paging and record timelines included (the control API and the dashboard use it). */
   readonly control: SandboxControl;
   /** Pays a pending session as `holderName` would on the hosted page (default a name that pays); resolves after its webhooks' first attempts. */
@@ -223,6 +238,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     },
     webhooksSettled: () => scheduler.settled(),
     clock,
+    faults: main.faults,
     control,
     paySession: (environment, sessionId, payOptions) => control.paySession(environment, sessionId, payOptions),
     expireSession: (environment, sessionId) => control.expireSession(environment, sessionId),

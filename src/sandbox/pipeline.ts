@@ -1,7 +1,7 @@
 /**
  * The sandbox's request path, in the order the steps run. Each step may answer early; those that
  * wrap `next` also act on the way out (`respond` turns any failure into the envelope, `faults`
- * will change an answer after its commit).
+ * changes an answer after its commit).
  *
  *   respond → host check → due work → router ─┬─ API:     endpoint → tenant → faults → body → commit(idempotency, operation)
  *                                              ├─ control: endpoint → tenant → run
@@ -42,7 +42,7 @@ export function pipeline(parts: PipelineParts): Next<Incoming> {
   const api = chain<ApiRequest>()
     .use(endpoint())
     .use(tenant(parts.tenants))
-    .use(faults())
+    .use(faults(parts.failures.traceId))
     .use(body(parts.maxBodyBytes))
     .end(commit(idempotency(parts.idempotencyTtlMs), operation(parts.origin)));
 

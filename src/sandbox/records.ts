@@ -128,6 +128,10 @@ export interface WebhookDelivery {
   createdAt: number;
   /** The delivery this one resends (the control API's resend), or `null`. */
   resendOf?: number | null | undefined;
+  /** The fault rule that duplicated, delayed or dropped this delivery (its attempts carry `X-Sandbox-Fault`), if any. */
+  fault?: string | null | undefined;
+  /** Held back by a reorder rule: first attempted once the next event of the same payment to the same URL has been. */
+  held?: boolean | undefined;
 }
 
 /** Filters of {@link SandboxRecords} listings; every field is optional. */

@@ -31,6 +31,8 @@ export const SANDBOX_CODES = {
   headersTooLarge: 19431,
   /** 500: a fault of the sandbox itself. */
   internal: 19500,
+  /** 429, 500, 502, 503, 504: an error injected by a fault rule (`X-Sandbox-Fault` names it). */
+  injectedFault: 19600,
 } as const;
 
 /** A failure the service would answer: status, code, message. */

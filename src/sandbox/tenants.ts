@@ -5,8 +5,10 @@
  */
 import type { Environment } from '../core/options.js';
 import { createApi, type SandboxApi } from './api/index.js';
+import { API_ROUTES } from './api/routes.js';
 import { type OffsetClock, offsetClock, type SandboxClock, seededRandom } from './clock.js';
 import { SandboxControl } from './control/control.js';
+import { FaultRules } from './faults.js';
 import { Scheduler } from './scheduler.js';
 import { SandboxStore } from './store.js';
 import { type AttemptReport, WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
@@ -34,6 +36,8 @@ export interface Tenant {
   readonly api: SandboxApi;
   readonly scheduler: Scheduler;
   readonly control: SandboxControl;
+  /** The tenant's fault rules. */
+  readonly faults: FaultRules;
   /** Reports a fault of the tenant's own work; a damaged database by name and with what to do, once. */
   report(error: unknown): void;
 }
@@ -74,7 +78,12 @@ export function openTenant(settings: TenantSettings): Tenant {
   const clock = offsetClock(settings.clock, store.counter('clockOffset'));
   // Each run of a stored sandbox draws from its own stream, so tokens never repeat those of earlier runs.
   const random = seededRandom(settings.seed + (store.runs - 1) * 0x9e3779b9);
+  const faults = new FaultRules(
+    API_ROUTES.map((route) => route.template),
+    settings.seed,
+  );
   const webhooks = new WebhookDispatcher({
+    faults,
     store,
     clock,
     fetch: settings.fetch,
@@ -116,7 +125,7 @@ export function openTenant(settings: TenantSettings): Tenant {
     throw store.damage(error) ?? error;
   }
   const { keys, clientSecrets } = settings;
-  return { webcode, keys, clientSecrets, store, clock, random, webhooks, api, scheduler, control, report };
+  return { webcode, keys, clientSecrets, store, clock, random, webhooks, api, scheduler, control, faults, report };
 }
 
 /** Who is calling: the tenant an API key belongs to, and the key's own entry. */

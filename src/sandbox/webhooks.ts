@@ -1,6 +1,7 @@
 /** Webhook deliveries: recorded with the change that emits them, attempted as scheduled jobs, retried with backoff. */
 import type { Environment } from '../core/options.js';
 import type { SandboxClock } from './clock.js';
+import { FAULT_HEADER, type FaultRuleState, type FaultRules } from './faults.js';
 import type { DeliveryAttempt, WebhookDelivery } from './records.js';
 import type { JobHandler, Scheduler } from './scheduler.js';
 import type { Job, SandboxStore } from './store.js';
@@ -40,6 +41,7 @@ export class WebhookDispatcher {
   readonly #fetch: typeof fetch;
   readonly #retry: Required<WebhookRetryOptions>;
   #scheduler: Scheduler | undefined;
+  readonly #faults: FaultRules | undefined;
   urls: string[];
   /** Called after each attempt is recorded (the CLI prints failures, the dashboard updates). */
   readonly #onAttempt: ((report: AttemptReport) => void) | undefined;
@@ -51,8 +53,11 @@ export class WebhookDispatcher {
     urls: string[];
     retry?: WebhookRetryOptions | undefined;
     onAttempt?: ((report: AttemptReport) => void) | undefined;
+    /** The tenant's fault rules on webhook events. */
+    faults?: FaultRules | undefined;
   }) {
     this.#store = options.store;
+    this.#faults = options.faults;
     this.#clock = options.clock;
     this.#fetch = options.fetch;
     this.urls = options.urls;
@@ -75,7 +80,23 @@ export class WebhookDispatcher {
    * transaction; returns the new deliveries' ids.
    */
   emit(environment: Environment, event: WebhookDelivery['event']): number[] {
-    return this.urls.map((url) => this.#deliver({ url, environment, event, resendOf: null }));
+    const rule = this.#faults?.strikeEvent(environment, event.event_code);
+    return this.urls.flatMap((url) => this.#deliverStruck({ url, environment, event, resendOf: null }, rule));
+  }
+
+  /**
+   * A delivery as a fault rule changes it: `copies` deliveries attempted at once, one attempted
+   * `ms` later on the sandbox clock, one recorded as abandoned with no attempt (a resend delivers
+   * it), or one held back until the next event of the same payment has been attempted.
+   */
+  #deliverStruck(fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf'>, rule: FaultRuleState | undefined): number[] {
+    const effect = rule?.effect;
+    const fault = { ...fields, fault: rule?.id ?? null };
+    if (effect?.type === 'duplicate') return Array.from({ length: effect.copies }, () => this.#deliver(fault));
+    if (effect?.type === 'delay') return [this.#deliver(fault, effect.ms)];
+    if (effect?.type === 'drop') return [this.#deliver(fault, null)];
+    if (effect?.type === 'reorder') return [this.#deliver({ ...fault, held: true }, 'held')];
+    return [this.#deliver(fields)];
   }
 
   /** A new delivery of a recorded delivery's event to the same URL, attempted now (and retried as any other). */
@@ -83,18 +104,37 @@ export class WebhookDispatcher {
     return this.#deliver({ url: original.url, environment: original.environment, event: original.event, resendOf: original.id });
   }
 
-  #deliver(fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf'>): number {
+  /**
+   * Records a delivery and schedules its first attempt `delayMs` from now; `null`: never (dropped,
+   * abandoned at once); `held`: once the next event of its payment has been attempted.
+   */
+  #deliver(
+    fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf' | 'fault' | 'held'>,
+    delayMs: number | null | 'held' = 0,
+  ): number {
     const delivery: WebhookDelivery = {
       id: this.#store.nextDeliveryId(),
       ...fields,
       attempts: [],
       delivered: false,
-      abandoned: false,
+      abandoned: delayMs === null,
       createdAt: this.#clock.now(),
     };
     this.#store.deliveries.save(delivery);
-    this.#scheduler?.add(WEBHOOK_ATTEMPT, 0, String(delivery.id));
+    if (typeof delayMs === 'number') this.#scheduler?.add(WEBHOOK_ATTEMPT, delayMs, String(delivery.id));
     return delivery.id;
+  }
+
+  /** Deliveries of the same payment to the same URL held back by a reorder rule: attempted now, after `delivery`. */
+  #releaseHeld(delivery: WebhookDelivery): void {
+    const reference = delivery.event.data.paymentReference;
+    if (delivery.held || typeof reference !== 'string') return;
+    for (const held of this.#store.deliveries.all({ environment: delivery.environment, payment_reference: reference, url: delivery.url })) {
+      if (!held.held || held.id > delivery.id) continue;
+      held.held = false;
+      this.#store.deliveries.save(held);
+      this.#scheduler?.add(WEBHOOK_ATTEMPT, 0, String(held.id));
+    }
   }
 
   /** The job handler of {@link WEBHOOK_ATTEMPT}. */
@@ -111,7 +151,11 @@ export class WebhookDispatcher {
     try {
       const response = await this.#fetch(pending.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'payment-service-sdk-sandbox' },
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'payment-service-sdk-sandbox',
+          ...(pending.fault ? { [FAULT_HEADER]: pending.fault } : {}),
+        },
         body: JSON.stringify(pending.event),
         // A redirect is the receiver's answer, not a new address: the sandbox calls only the URLs it is given.
         redirect: 'manual',
@@ -146,6 +190,7 @@ export class WebhookDispatcher {
         }
       }
       this.#store.deliveries.save(delivery);
+      if (delivery.attempts.length === 1) this.#releaseHeld(delivery);
       return { delivery, attempt, nextAttemptAt };
     });
     if (report) this.#onAttempt?.(report);

@@ -5,6 +5,7 @@
  */
 import type { Environment } from '../../core/options.js';
 import { notFound } from '../api/context.js';
+import { FaultRuleError, type FaultRules } from '../faults.js';
 import { readOptionalJsonText } from '../http/body.js';
 import { invalid, jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from '../responses.js';
 import type { Next, Step } from '../steps/chain.js';
@@ -17,7 +18,7 @@ type ControlRoute = {
   pattern: RegExp;
   run: (
     control: SandboxControl,
-    context: { environment: Environment; params: string[]; query: URLSearchParams; body: Record<string, unknown> },
+    context: { environment: Environment; params: string[]; query: URLSearchParams; body: Record<string, unknown>; faults: FaultRules },
   ) => unknown | Promise<unknown>;
 };
 
@@ -67,7 +68,16 @@ const ENVIRONMENT_ROUTES: ControlRoute[] = [
   },
 ];
 
-/** Routes under `/_sandbox/` of no environment: the clock, the webhook URLs, reset. */
+/** A rule added, or 400 with what is wrong with it. */
+function addFault(faults: FaultRules, body: Record<string, unknown>): unknown {
+  try {
+    return faults.add(body);
+  } catch (error) {
+    throw error instanceof FaultRuleError ? invalid(error.message) : error;
+  }
+}
+
+/** Routes under `/_sandbox/` of no environment: the clock, the webhook URLs, the fault rules, reset. */
 const GLOBAL_ROUTES: ControlRoute[] = [
   { method: 'GET', pattern: /^clock$/, run: (c) => c.clock() },
   {
@@ -87,10 +97,25 @@ const GLOBAL_ROUTES: ControlRoute[] = [
       return c.clock();
     },
   },
+  { method: 'GET', pattern: /^faults$/, run: (_c, x) => x.faults.list() },
+  { method: 'POST', pattern: /^faults$/, run: (_c, x) => addFault(x.faults, x.body) },
+  {
+    method: 'DELETE',
+    pattern: /^faults$/,
+    run: (_c, x) => {
+      x.faults.clear();
+      return x.faults.list();
+    },
+  },
+  { method: 'DELETE', pattern: /^faults\/([^/]+)$/, run: (_c, x) => x.faults.remove(x.params[0] ?? '') ?? notFoundRule(x.params[0]) },
   { method: 'GET', pattern: /^webhook-urls$/, run: (c) => ({ urls: c.webhookUrls }) },
   { method: 'POST', pattern: /^webhook-urls$/, run: (c, x) => ({ urls: c.addWebhookUrl(String(x.body.url ?? '')) }) },
   { method: 'DELETE', pattern: /^webhook-urls$/, run: (c, x) => ({ urls: c.removeWebhookUrl(x.query.get('url') ?? '') }) },
 ];
+
+function notFoundRule(id: string | undefined): never {
+  throw notFound(`Fault rule ${id}`);
+}
 
 /** A control request with its route; `environment` is `undefined` for the routes of no environment (any key). */
 export interface ControlRequest extends Located {
@@ -119,7 +144,7 @@ export function controlEndpoint(): Step<Located, ControlRequest> {
 }
 
 /** Runs the route on the caller's tenant's controls: a POST's body is empty or a JSON object, within the size limit. */
-export function runControl(maxBodyBytes: number): Next<ControlRequest & { tenant: { control: SandboxControl } }> {
+export function runControl(maxBodyBytes: number): Next<ControlRequest & { tenant: { control: SandboxControl; faults: FaultRules } }> {
   return async (context) => {
     const { request, route, path, tenant } = context;
     const params = (route.pattern.exec(path) ?? []).slice(1).map((param) => {
@@ -132,7 +157,7 @@ export function runControl(maxBodyBytes: number): Next<ControlRequest & { tenant
     const text = request.method === 'POST' ? await readOptionalJsonText(request, maxBodyBytes) : '';
     const body = text.trim() === '' ? {} : jsonObject(text);
     const environment = context.environment ?? 'test';
-    const data = await route.run(tenant.control, { environment, params, query: context.url.searchParams, body });
+    const data = await route.run(tenant.control, { environment, params, query: context.url.searchParams, body, faults: tenant.faults });
     return jsonResponse(200, successBody(data));
   };
 }

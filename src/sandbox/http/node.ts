@@ -2,6 +2,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { DECLARED_LENGTH } from '../faults.js';
 import { hostName } from './access.js';
 
 type Handler = (request: Request, info?: { remoteAddress?: string | undefined }) => Promise<Response>;
@@ -109,12 +110,20 @@ async function toRequest(
 }
 
 async function send(response: Response, target: ServerResponse): Promise<void> {
+  // A reset injected by a fault rule: the connection closes with no answer.
+  if (response.type === 'error') return void target.destroy();
   target.statusCode = response.status;
   response.headers.forEach((value, name) => {
     target.setHeader(name, value);
   });
   if (!response.headers.get('content-type')?.startsWith('text/event-stream') || !response.body) {
-    target.end(Buffer.from(await response.arrayBuffer()));
+    const body = Buffer.from(await response.arrayBuffer());
+    const declared = (response as { [DECLARED_LENGTH]?: number })[DECLARED_LENGTH];
+    if (declared === undefined) return void target.end(body);
+    // A body cut by a fault rule: what there is, then the connection closes short of the declared length.
+    target.setHeader('content-length', declared);
+    target.flushHeaders();
+    target.write(body, () => target.destroy());
     return;
   }
   // An event stream is written as it comes, until the client leaves.

@@ -1,12 +1,68 @@
 /**
- * Where injected faults will strike an API call: before its operation runs (on the way in, before
- * its body is read) and after it has committed (on the way out, changing the answer `next` gives).
- * It sees the call's tenant (`context.tenant`) and route template (`context.route.template`,
- * `POST /payment/session`). No rule exists yet: the step passes every call through unchanged.
+ * Where the tenant's fault rules strike an API call: a latency (or a slow terminal) first, then
+ * an error, a busy or offline terminal or a reset
+ * before the operation runs (on the way in, before its body is read), then an error, a reset or a
+ * cut body once it has committed (on the way out, changing the answer `next` gives). Every answer
+ * a rule changed names it in `X-Sandbox-Fault`; a reset has no answer at all.
  */
+import { DECLARED_LENGTH, FAULT_HEADER, type FaultRuleState } from '../faults.js';
+import { failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure } from '../responses.js';
+import type { Caller } from '../tenants.js';
 import type { Step } from './chain.js';
 import type { ApiCall } from './endpoint.js';
 
-export function faults<C extends ApiCall>(): Step<C> {
-  return (context, next) => next(context);
+export function faults<C extends ApiCall & Caller>(traceId: () => string): Step<C> {
+  return async (context, next) => {
+    const { environment, route, tenant } = context;
+    const rules = tenant.faults;
+    const slow = rules.strike(environment, route.template, 'latency');
+    if (slow) await sleep(rules.latencyMs(slow.effect));
+    const before = rules.strike(environment, route.template, 'before');
+    if (before) return withFault(injected(before, traceId), before);
+    const answer = await next(context);
+    const after = rules.strike(environment, route.template, 'after-commit');
+    if (after) return withFault(after.effect.type === 'truncate' ? await truncated(answer) : injected(after, traceId), after);
+    return slow ? withFault(answer, slow) : answer;
+  };
+}
+
+/**
+ * The answer of an error, terminal or reset rule: the failure envelope with its status (a terminal
+ * answers as a busy or offline one does), or no answer (`Response.error()`).
+ */
+function injected(rule: FaultRuleState, traceId: () => string): Response {
+  const { effect } = rule;
+  if (effect.type === 'terminal') {
+    const failure =
+      effect.outcome === 'busy'
+        ? new ServiceFailure(409, 13005, 'Terminal busy: another payment is in progress')
+        : new ServiceFailure(502, 13004, 'Error in POS payment response: Reject');
+    return jsonResponse(failure.status, failureBody(failure, traceId()));
+  }
+  if (effect.type !== 'error') return Response.error();
+  const failure = new ServiceFailure(effect.status, SANDBOX_CODES.injectedFault, `Injected by sandbox fault rule ${rule.id}`);
+  const retryAfter = effect.retryAfter === undefined ? undefined : { 'retry-after': String(effect.retryAfter) };
+  return jsonResponse(effect.status, failureBody(failure, traceId()), retryAfter);
+}
+
+/** The first half of the answer's body, under the `Content-Length` of the whole. */
+async function truncated(answer: Response): Promise<Response> {
+  const bytes = new Uint8Array(await answer.arrayBuffer());
+  const cut = new Response(bytes.slice(0, Math.floor(bytes.byteLength / 2)), { status: answer.status, headers: answer.headers });
+  cut.headers.set('content-length', String(bytes.byteLength));
+  return Object.assign(cut, { [DECLARED_LENGTH]: bytes.byteLength });
+}
+
+/** The answer with the rule named in its headers; a reset stays without an answer. */
+function withFault(answer: Response, rule: FaultRuleState): Response {
+  if (answer.type === 'error') return answer;
+  const headers = new Headers(answer.headers);
+  headers.set(FAULT_HEADER, rule.id);
+  const marked = new Response(answer.body, { status: answer.status, headers });
+  const declared = (answer as { [DECLARED_LENGTH]?: number })[DECLARED_LENGTH];
+  return declared === undefined ? marked : Object.assign(marked, { [DECLARED_LENGTH]: declared });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,0 +1,256 @@
+/**
+ * Fault rules: what a test asks the sandbox to get wrong on purpose (a delay, an error before or
+ * after the operation commits, a reset connection, a cut body), on which route or webhook event,
+ * how many times or how often. Rules are a tenant's own; `probability` draws from a stream seeded
+ * by the sandbox's seed, so a run with the same seed and the same calls strikes the same calls.
+ */
+import type { Environment } from '../core/options.js';
+import { seededRandom } from './clock.js';
+
+/** What a rule does where it strikes. */
+export type FaultEffect =
+  | { type: 'latency'; ms: number | [number, number] }
+  | { type: 'error'; status: 500 | 502 | 503 | 504 | 429; when: 'before' | 'after-commit'; retryAfter?: number | undefined }
+  | { type: 'reset'; when: 'before' | 'after-commit' }
+  | { type: 'truncate' }
+  | { type: 'duplicate'; copies: number }
+  | { type: 'delay'; ms: number }
+  | { type: 'drop' }
+  | { type: 'reorder' }
+  | { type: 'terminal'; outcome: 'busy' | 'offline' | 'slow'; ms?: number | undefined };
+
+/** A fault rule, as `POST /_sandbox/faults`, `sandbox.faults.add` and the CLI's `--faults` file take it. */
+export interface FaultRule {
+  /** Only calls of this environment; default both. */
+  environment?: Environment | undefined;
+  /** Method and route template, as the reference names the endpoint: `POST /payment/session`. */
+  route?: string | undefined;
+  /** A webhook event code. */
+  event?: 'AUTHORISATION' | 'REFUND' | undefined;
+  /** Strikes the next N matches only; default every match. */
+  times?: number | undefined;
+  /** Strikes a match with this probability (0 to 1), drawn from the seeded stream; default 1. */
+  probability?: number | undefined;
+  effect: FaultEffect;
+}
+
+/** A rule as the sandbox holds it: its id and how many times it has struck. */
+export type FaultRuleState = FaultRule & { id: string; injected: number };
+
+/** A rule the sandbox refuses, with what is wrong with it. */
+export class FaultRuleError extends TypeError {
+  override readonly name = 'FaultRuleError';
+}
+
+/** The HTTP header that names the rule which changed an answer. */
+export const FAULT_HEADER = 'x-sandbox-fault';
+
+/**
+ * Set on an answer whose body was cut: the length its `Content-Length` declares, longer than the
+ * body. The node adapter sends what there is, then closes the connection mid-body.
+ */
+export const DECLARED_LENGTH = Symbol('payment-service-sdk.sandbox.declaredLength');
+
+const API_EFFECTS = new Set(['latency', 'error', 'reset', 'truncate']);
+const WEBHOOK_EFFECTS = new Set(['duplicate', 'delay', 'drop', 'reorder']);
+const TERMINAL_ROUTE = 'POST /pos/payment';
+const RULE_FIELDS = new Set(['environment', 'route', 'event', 'times', 'probability', 'effect']);
+const EFFECT_FIELDS: Record<string, readonly string[]> = {
+  latency: ['ms'],
+  error: ['status', 'when', 'retryAfter'],
+  reset: ['when'],
+  truncate: [],
+  duplicate: ['copies'],
+  delay: ['ms'],
+  drop: [],
+  reorder: [],
+  terminal: ['outcome', 'ms'],
+};
+
+const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+
+function fail(message: string): never {
+  throw new FaultRuleError(`Fault rule refused: ${message}`);
+}
+
+function oneOf<T>(value: unknown, allowed: readonly T[], field: string): T {
+  if (!allowed.includes(value as T)) fail(`${field} must be one of ${allowed.map((item) => JSON.stringify(item)).join(', ')}`);
+  return value as T;
+}
+
+function parseEffect(value: unknown): FaultEffect {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('effect must be an object with a type');
+  const effect = value as Record<string, unknown>;
+  const type = oneOf(effect.type, Object.keys(EFFECT_FIELDS), 'effect.type');
+  const unknown = Object.keys(effect).find((field) => field !== 'type' && !EFFECT_FIELDS[type]?.includes(field));
+  if (unknown !== undefined) fail(`effect.${unknown} is not a field of a ${type} effect`);
+  const count = (field: string, optional = false): number | undefined => {
+    const amount = effect[field];
+    if (optional && amount === undefined) return undefined;
+    if (!isCount(amount)) fail(`effect.${field} must be a whole number, 0 or more`);
+    return amount;
+  };
+  switch (type) {
+    case 'latency': {
+      const ms = effect.ms;
+      if (Array.isArray(ms)) {
+        const [min, max] = ms as unknown[];
+        if (ms.length !== 2 || !isCount(min) || !isCount(max) || min > max) fail('effect.ms must be N or [MIN, MAX] with MIN <= MAX');
+        return { type, ms: [min, max] };
+      }
+      return { type, ms: count('ms') as number };
+    }
+    case 'error': {
+      const status = oneOf(effect.status, [500, 502, 503, 504, 429] as const, 'effect.status');
+      const when = oneOf(effect.when, ['before', 'after-commit'] as const, 'effect.when');
+      const retryAfter = count('retryAfter', true);
+      return retryAfter === undefined ? { type, status, when } : { type, status, when, retryAfter };
+    }
+    case 'reset':
+      return { type, when: oneOf(effect.when, ['before', 'after-commit'] as const, 'effect.when') };
+    case 'duplicate': {
+      const copies = count('copies') as number;
+      if (copies < 2) fail('effect.copies must be 2 or more');
+      return { type, copies };
+    }
+    case 'delay':
+      return { type, ms: count('ms') as number };
+    case 'terminal': {
+      const outcome = oneOf(effect.outcome, ['busy', 'offline', 'slow'] as const, 'effect.outcome');
+      const ms = count('ms', true);
+      if (outcome === 'slow' && ms === undefined) fail('a slow terminal needs effect.ms');
+      return ms === undefined ? { type, outcome } : { type, outcome, ms };
+    }
+    default:
+      return { type } as FaultEffect;
+  }
+}
+
+/**
+ * Checks a rule's shape and that its effect can apply to what it matches: API effects need a
+ * route, webhook effects an event, terminal effects the route `POST /pos/payment`.
+ * `routes` are the route templates the sandbox answers.
+ */
+export function parseFaultRule(value: unknown, routes: readonly string[]): FaultRule {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('a rule must be a JSON object');
+  const input = value as Record<string, unknown>;
+  const unknown = Object.keys(input).find((field) => !RULE_FIELDS.has(field));
+  if (unknown !== undefined) fail(`${unknown} is not a field of a rule`);
+  const rule: FaultRule = { effect: parseEffect(input.effect) };
+  if (input.environment !== undefined) rule.environment = oneOf(input.environment, ['test', 'live'] as const, 'environment');
+  if (input.route !== undefined) rule.route = oneOf(input.route, routes, 'route');
+  if (input.event !== undefined) rule.event = oneOf(input.event, ['AUTHORISATION', 'REFUND'] as const, 'event');
+  if (input.times !== undefined) {
+    if (!isCount(input.times) || input.times < 1) fail('times must be a whole number, 1 or more');
+    rule.times = input.times;
+  }
+  if (input.probability !== undefined) {
+    const { probability } = input;
+    if (typeof probability !== 'number' || !(probability >= 0 && probability <= 1)) fail('probability must be a number from 0 to 1');
+    rule.probability = probability;
+  }
+  if (rule.route === undefined && rule.event === undefined) fail('name a route ("POST /payment/session") or an event ("AUTHORISATION")');
+  const { type } = rule.effect;
+  if (API_EFFECTS.has(type) && (rule.route === undefined || rule.event !== undefined))
+    fail(`a ${type} effect applies to API calls: give a route and no event`);
+  if (WEBHOOK_EFFECTS.has(type) && (rule.event === undefined || rule.route !== undefined))
+    fail(`a ${type} effect applies to webhooks: give an event and no route`);
+  if (type === 'terminal' && (rule.route !== TERMINAL_ROUTE || rule.event !== undefined))
+    fail(`a terminal effect applies to the route "${TERMINAL_ROUTE}" only`);
+  return rule;
+}
+
+/** When, in an API call, an effect strikes: before the body is read, instead of the operation, or once it has committed. */
+export type ApiPhase = 'latency' | 'before' | 'after-commit';
+
+function phaseOf(effect: FaultEffect): ApiPhase | undefined {
+  if (effect.type === 'latency' || (effect.type === 'terminal' && effect.outcome === 'slow')) return 'latency';
+  if (effect.type === 'terminal') return 'before';
+  if (effect.type === 'error' || effect.type === 'reset') return effect.when;
+  return effect.type === 'truncate' ? 'after-commit' : undefined;
+}
+
+/** The typed face of a sandbox's fault rules (`sandbox.faults`), the same as `/_sandbox/faults`. */
+export interface SandboxFaults {
+  /** Adds a rule; it strikes from the next call on. Throws {@link FaultRuleError} for a rule the sandbox refuses. */
+  add(rule: FaultRule): FaultRuleState;
+  /** The rules, in the order they were added, each with how many times it has struck. */
+  list(): FaultRuleState[];
+  /** Removes a rule; answers it as it was, `undefined` for an id that names none. */
+  remove(id: string): FaultRuleState | undefined;
+  /** Removes every rule. */
+  clear(): void;
+}
+
+/** A tenant's fault rules, in the order they were added; the first of a phase that matches a call strikes it. */
+export class FaultRules implements SandboxFaults {
+  readonly #rules: FaultRuleState[] = [];
+  readonly #routes: readonly string[];
+  readonly #random: () => number;
+  #next = 1;
+
+  /** `routes`: the route templates a rule may name; `seed`: the sandbox's seed, for `probability`. */
+  constructor(routes: readonly string[], seed: number) {
+    this.#routes = routes;
+    // A stream of its own: adding a rule does not change the tokens and references of the sandbox.
+    this.#random = seededRandom(seed ^ 0x5fa17);
+  }
+
+  /** Adds a rule; throws {@link FaultRuleError} for one the sandbox cannot apply. */
+  add(value: unknown): FaultRuleState {
+    const state = { ...parseFaultRule(value, this.#routes), id: `fault_${this.#next++}`, injected: 0 };
+    this.#rules.push(state);
+    return structuredClone(state);
+  }
+
+  list(): FaultRuleState[] {
+    return this.#rules.map((rule) => structuredClone(rule));
+  }
+
+  /** Removes a rule: what it was, with how often it struck; `undefined` for an id that names none. */
+  remove(id: string): FaultRuleState | undefined {
+    const index = this.#rules.findIndex((rule) => rule.id === id);
+    return index < 0 ? undefined : this.#rules.splice(index, 1)[0];
+  }
+
+  clear(): void {
+    this.#rules.length = 0;
+  }
+
+  /**
+   * The first rule of `phase` that strikes this call, counted as struck. A rule is asked only
+   * while it has `times` left; a rule with a `probability` draws from the seeded stream each time.
+   */
+  strike(environment: Environment, route: string, phase: ApiPhase): FaultRuleState | undefined {
+    for (const rule of this.#rules) {
+      if (rule.route !== route || phaseOf(rule.effect) !== phase || !this.#matches(rule, environment)) continue;
+      rule.injected++;
+      return rule;
+    }
+    return undefined;
+  }
+
+  /** The first rule on webhooks of `eventCode` that strikes this event, counted as struck. */
+  strikeEvent(environment: Environment, eventCode: string): FaultRuleState | undefined {
+    for (const rule of this.#rules) {
+      if (rule.event !== eventCode || !WEBHOOK_EFFECTS.has(rule.effect.type)) continue;
+      if (!this.#matches(rule, environment)) continue;
+      rule.injected++;
+      return rule;
+    }
+    return undefined;
+  }
+
+  /** Whether a rule of the call's route or event strikes: its environment, `times` left, then its `probability`. */
+  #matches(rule: FaultRuleState, environment: Environment): boolean {
+    if (rule.environment !== undefined && rule.environment !== environment) return false;
+    if (rule.times !== undefined && rule.injected >= rule.times) return false;
+    return rule.probability === undefined || this.#random() < rule.probability;
+  }
+
+  /** The delay in ms of a latency effect (a point in `[min, max]` drawn from the seeded stream) or of a slow terminal. */
+  latencyMs(effect: FaultEffect): number {
+    const ms = effect.type === 'latency' ? effect.ms : effect.type === 'terminal' ? (effect.ms ?? 0) : 0;
+    return typeof ms === 'number' ? ms : Math.round(ms[0] + (ms[1] - ms[0]) * this.#random());
+  }
+}
