@@ -4,10 +4,11 @@
  * will change an answer after its commit).
  *
  *   respond → host check → due work → router ─┬─ API:     endpoint → tenant → faults → body → commit(idempotency, operation)
- *                                              ├─ control: endpoint → tenant → run
+ *                                              ├─ control: tenants (owner's key) | endpoint → tenant → run
  *                                              └─ pages:   dashboard, payment page (404 after them)
  */
 import { controlEndpoint, runControl } from './control/routes.js';
+import { tenantRoutes } from './control/tenants.js';
 import { body } from './steps/body.js';
 import { chain, type Next } from './steps/chain.js';
 import { commit } from './steps/commit.js';
@@ -28,7 +29,7 @@ export interface PipelineParts {
   tenants: Tenants;
   hosts: OwnHosts;
   failures: FailureAnswers;
-  /** Runs the work due by now. */
+  /** Runs the work due by now, of every tenant. */
   runDue: () => void;
   /** The sandbox's own origin for the links an answer carries, given the request's URL. */
   origin: (url: URL) => string;
@@ -46,7 +47,11 @@ export function pipeline(parts: PipelineParts): Next<Incoming> {
     .use(body(parts.maxBodyBytes))
     .end(commit(idempotency(parts.idempotencyTtlMs), operation(parts.origin)));
 
-  const control = chain<Located>().use(controlEndpoint()).use(tenant(parts.tenants)).end(runControl(parts.maxBodyBytes));
+  const control = chain<Located>()
+    .use(tenantRoutes(parts.tenants, parts.maxBodyBytes))
+    .use(controlEndpoint())
+    .use(tenant(parts.tenants))
+    .end(runControl(parts.maxBodyBytes));
 
   return chain<Incoming>()
     .use(respond(parts.failures))
