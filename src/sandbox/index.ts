@@ -18,7 +18,6 @@ import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './re
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
 import {
-  closeTenant,
   openTenant,
   type SandboxKey,
   type Tenant,
