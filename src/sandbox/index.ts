@@ -17,15 +17,7 @@ import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
-import {
-  openTenant,
-  type SandboxKey,
-  type Tenant,
-  type TenantOptions,
-  type TenantSettings,
-  Tenants,
-  type TenantView,
-} from './tenants.js';
+import { openTenant, type SandboxKey, type Tenant, type TenantOptions, type TenantSettings, Tenants, type TenantView } from './tenants.js';
 import { handleDashboard } from './views/dashboard/index.js';
 import { handlePage, pageSessionToken } from './views/page.js';
 import type { AttemptReport, WebhookRetryOptions } from './webhooks.js';
