@@ -8,7 +8,6 @@
  *                                              └─ pages:   dashboard, payment page (404 after them)
  */
 import { controlEndpoint, runControl } from './control/routes.js';
-import { tenantRoutes } from './control/tenants.js';
 import { body } from './steps/body.js';
 import { chain, type Next } from './steps/chain.js';
 import { commit } from './steps/commit.js';
@@ -22,6 +21,7 @@ import type { Incoming, Located } from './steps/request.js';
 import { type FailureAnswers, respond } from './steps/respond.js';
 import { type ApiRequest, type PageHandler, router } from './steps/route.js';
 import { tenant } from './steps/tenant.js';
+import { tenantRoutes } from './steps/tenants.js';
 import type { Tenants } from './tenants.js';
 
 /** What the steps are built from. */

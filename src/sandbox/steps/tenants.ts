@@ -1,14 +1,14 @@
 /**
- * `/_sandbox/tenants`: making, listing and removing tenants. Only the sandbox owner's keys (the main
+ * The control API's `/_sandbox/tenants`: making, listing and removing tenants. Only the sandbox owner's keys (the main
  * tenant's, either environment) may: a test worker holding a tenant's key cannot see or remove others.
  */
 import { readOptionalJsonText } from '../http/body.js';
 import { jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from '../responses.js';
-import type { Step } from '../steps/chain.js';
-import { CONTROL_PREFIX, type Located } from '../steps/request.js';
-import { tenant } from '../steps/tenant.js';
 import type { Tenants } from '../tenants.js';
 import { jsonObject } from '../validation.js';
+import type { Step } from './chain.js';
+import { CONTROL_PREFIX, type Located } from './request.js';
+import { tenant } from './tenant.js';
 
 const TENANTS_PATH = /^tenants(?:\/([^/]*))?$/;
 
