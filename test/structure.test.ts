@@ -57,7 +57,8 @@ const ALLOWED: Record<string, string[]> = {
   core: ['schemas', 'version.ts'],
   helpers: ['core', 'schemas'],
   resources: ['core', 'schemas', 'helpers'],
-  testing: ['core', 'schemas', 'helpers'],
+  // `sandboxTenant` hands each test worker a client of its tenant.
+  testing: ['core', 'schemas', 'helpers', 'client.ts'],
   sandbox: ['core', 'schemas', 'helpers', 'testing'],
   cli: ['core', 'schemas', 'helpers', 'resources', 'sandbox', 'testing', 'client.ts', 'index.ts', 'version.ts'],
 };

@@ -18,9 +18,9 @@ import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
-import { openTenant, type SandboxKey, type TenantSettings, Tenants } from './tenants.js';
+import { openTenant, type SandboxKey, type Tenant, type TenantOptions, type TenantSettings, Tenants, type TenantView } from './tenants.js';
 import { handleDashboard } from './views/dashboard/index.js';
-import { handlePage } from './views/page.js';
+import { handlePage, pageSessionToken } from './views/page.js';
 import type { AttemptReport, WebhookRetryOptions } from './webhooks.js';
 
 export { type ManualClock, manualClock, type SandboxClock, seededRandom, systemClock, type TimerHandle } from './clock.js';
@@ -57,7 +57,7 @@ export type {
 export { SANDBOX_CODES } from './responses.js';
 export type { HandleInfo } from './steps/request.js';
 export { SandboxStoreError } from './store.js';
-export type { SandboxKey } from './tenants.js';
+export type { SandboxKey, TenantOptions, TenantView } from './tenants.js';
 export type { AttemptReport as WebhookAttemptReport, WebhookRetryOptions } from './webhooks.js';
 
 /** Options of {@link createSandbox}. */
@@ -162,7 +162,17 @@ export interface Sandbox {
   advanceClock(ms: number): Promise<ClockState>;
   /** Deletes every record, stored response, delivery and scheduled job, and sets the clock back; keys and webhook URLs stay. */
   reset(): Promise<void>;
-  /** Stops the server and timers and closes the store; scheduled work stays stored for the next start. */
+  /**
+   * Makes a tenant: its own webcode, Test and Live keys, client secrets, records, idempotency
+   * entries, webhook URLs (none at first) and clock, in memory. Its keys see only its data. Throws a
+   * 400 or 409 failure for a webcode of the wrong form or in use. The same as `POST /_sandbox/tenants`.
+   */
+  createTenant(options?: TenantOptions): TenantView;
+  /** The tenants made, in order (the sandbox's own is not among them). */
+  tenants(): TenantView[];
+  /** Removes a made tenant: its keys stop working, its scheduled work stops, its records are gone. */
+  removeTenant(webcode: string): Promise<void>;
+  /** Stops the server and timers and closes the store; scheduled work stays stored for the next start. Made tenants are removed. */
   close(): Promise<void>;
 }
 
@@ -177,9 +187,17 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const main = openTenant(settings);
   const { webcode, keys, clientSecrets, store, scheduler, control, clock } = main;
-  const tenants = new Tenants(main, options.extraKeys ?? []);
+  // Made tenants share the sandbox's settings but keep their state in memory and start with no webhook URLs.
+  const tenants = new Tenants(main, options.extraKeys ?? [], (made) =>
+    openTenant({ ...settings, ...made, dataDir: undefined, webhookUrls: [] }),
+  );
   const dashboard = { control, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes, webcode };
-  const page = { api: main.api, store, clientSecrets, clock, webcode, maxBodyBytes };
+  const pageOf = (tenant: Tenant) => ({ ...tenant, maxBodyBytes });
+  // A payment page's token is unguessable and names its session in whichever tenant made it.
+  const pageTenant = (url: URL): Tenant => {
+    const token = pageSessionToken(url);
+    return (token && tenants.all().find((tenant) => tenant.api.sessions.byToken(token.environment, token.token))) || main;
+  };
   let server: { close(): Promise<void>; baseUrl: string; hosts: string[] } | undefined;
   let boundHosts = new Set<string>();
 
@@ -198,11 +216,16 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         return damage;
       },
     },
-    runDue: () => scheduler.runDue(),
+    runDue: () => {
+      for (const tenant of tenants.all()) tenant.scheduler.runDue();
+    },
     origin: (url) => server?.baseUrl ?? url.origin,
     maxBodyBytes,
     idempotencyTtlMs,
-    pages: [({ request, url }) => handleDashboard(request, url, dashboard), ({ request, url }) => handlePage(request, url, page)],
+    pages: [
+      ({ request, url }) => handleDashboard(request, url, dashboard),
+      ({ request, url }) => handlePage(request, url, pageOf(pageTenant(url))),
+    ],
   });
 
   const sandbox: Sandbox = {
@@ -247,11 +270,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     emitEvent: (environment, eventCode, reference) => control.emitEvent(environment, eventCode, reference),
     advanceClock: (ms) => control.advanceClock(ms),
     reset: () => control.reset(),
+    createTenant: (tenantOptions) => tenants.create(tenantOptions),
+    tenants: () => tenants.list(),
+    removeTenant: (webcode) => tenants.remove(webcode),
     async close() {
       if (scheduler.closed) return;
       scheduler.close();
       await server?.close();
       server = undefined;
+      await tenants.closeMade();
       await scheduler.settled();
       store.close();
     },

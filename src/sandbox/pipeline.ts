@@ -4,7 +4,7 @@
  * changes an answer after its commit).
  *
  *   respond → host check → due work → router ─┬─ API:     endpoint → tenant → faults → body → commit(idempotency, operation)
- *                                              ├─ control: endpoint → tenant → run
+ *                                              ├─ control: tenants (owner's key) | endpoint → tenant → run
  *                                              └─ pages:   dashboard, payment page (404 after them)
  */
 import { controlEndpoint, runControl } from './control/routes.js';
@@ -21,6 +21,7 @@ import type { Incoming, Located } from './steps/request.js';
 import { type FailureAnswers, respond } from './steps/respond.js';
 import { type ApiRequest, type PageHandler, router } from './steps/route.js';
 import { tenant } from './steps/tenant.js';
+import { tenantRoutes } from './steps/tenants.js';
 import type { Tenants } from './tenants.js';
 
 /** What the steps are built from. */
@@ -28,7 +29,7 @@ export interface PipelineParts {
   tenants: Tenants;
   hosts: OwnHosts;
   failures: FailureAnswers;
-  /** Runs the work due by now. */
+  /** Runs the work due by now, of every tenant. */
   runDue: () => void;
   /** The sandbox's own origin for the links an answer carries, given the request's URL. */
   origin: (url: URL) => string;
@@ -46,7 +47,11 @@ export function pipeline(parts: PipelineParts): Next<Incoming> {
     .use(body(parts.maxBodyBytes))
     .end(commit(idempotency(parts.idempotencyTtlMs), operation(parts.origin)));
 
-  const control = chain<Located>().use(controlEndpoint()).use(tenant(parts.tenants)).end(runControl(parts.maxBodyBytes));
+  const control = chain<Located>()
+    .use(tenantRoutes(parts.tenants, parts.maxBodyBytes))
+    .use(controlEndpoint())
+    .use(tenant(parts.tenants))
+    .end(runControl(parts.maxBodyBytes));
 
   return chain<Incoming>()
     .use(respond(parts.failures))

@@ -21,6 +21,8 @@ export const SANDBOX_CODES = {
   idempotencyEndpointMismatch: 19410,
   /** 409: a control action the record's state does not allow (paying a session that is not pending, say). */
   actionNotAllowed: 19411,
+  /** 409: a tenant with the webcode asked for exists already. */
+  tenantExists: 19412,
   /** 413: the request body is larger than `maxBodyBytes`. */
   bodyTooLarge: 19413,
   /** 415: a POST whose `Content-Type` is not JSON. */

@@ -1,7 +1,7 @@
 /**
  * A tenant is everything one business's requests work on: its webcode, keys and client secrets,
- * its store, clock, operations, scheduled work, webhooks and controls. Today a sandbox has one
- * (its own); {@link Tenants} finds the tenant of an API key.
+ * its store, clock, operations, scheduled work, webhooks and controls. A sandbox has its own and
+ * those made for test workers; {@link Tenants} finds the tenant of an API key.
  */
 import type { Environment } from '../core/options.js';
 import { createApi, type SandboxApi } from './api/index.js';
@@ -9,6 +9,7 @@ import { API_ROUTES } from './api/routes.js';
 import { type OffsetClock, offsetClock, type SandboxClock, seededRandom } from './clock.js';
 import { SandboxControl } from './control/control.js';
 import { FaultRules } from './faults.js';
+import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import { Scheduler } from './scheduler.js';
 import { SandboxStore } from './store.js';
 import { type AttemptReport, WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
@@ -134,24 +135,125 @@ export interface Caller {
   key: SandboxKey;
 }
 
-/** The tenants of a sandbox and their keys. Today there is one: the sandbox's own. */
+/** A tenant made through `POST /_sandbox/tenants` or `sandbox.createTenant()`, as it is answered. */
+export interface TenantView {
+  webcode: string;
+  /** The name given at creation; the webcode when none was. */
+  name: string;
+  keys: { test: string; live: string };
+  clientSecrets: { test: string; live: string };
+}
+
+/** What a new tenant may be given: anything left out is generated. */
+export interface TenantOptions {
+  /** 1 to 32 characters `A`-`Z`, `0`-`9` and `_`, unique in the sandbox. Default: `T` and 10 random characters. */
+  webcode?: string | undefined;
+  /** A label for people (the dashboard, listings), 1 to 100 characters. Default: the webcode. */
+  name?: string | undefined;
+}
+
+/** Opens a made tenant from its webcode, keys, secrets and seed; the rest is the sandbox's. */
+export type OpenMade = (settings: Pick<TenantSettings, 'webcode' | 'keys' | 'clientSecrets' | 'seed'>) => Tenant;
+
+/** The webcodes a tenant may have: they begin the records' ids (`{webcode}-EXT-...`), so no `-`. */
+const WEBCODE = /^[A-Z0-9_]{1,32}$/;
+
+/**
+ * The tenants of a sandbox and their keys: its own (`main`), and those made for test workers, each
+ * with its own store, clock and keys. `byKey` is the only way from a key to a tenant.
+ */
 export class Tenants {
   /** The sandbox's own tenant: the options' webcode and keys, what the `Sandbox` object shows. */
   readonly main: Tenant;
-  readonly #keys: Map<string, SandboxKey>;
+  readonly #keys: Map<string, Caller>;
+  readonly #made = new Map<string, { tenant: Tenant; name: string }>();
+  readonly #open: OpenMade;
 
-  constructor(main: Tenant, extraKeys: readonly SandboxKey[]) {
+  constructor(main: Tenant, extraKeys: readonly SandboxKey[], open: OpenMade) {
     this.main = main;
-    this.#keys = new Map<string, SandboxKey>([
-      [main.keys.test, { key: main.keys.test, environment: 'test' }],
-      [main.keys.live, { key: main.keys.live, environment: 'live' }],
-      ...extraKeys.map((entry): [string, SandboxKey] => [entry.key, entry]),
-    ]);
+    this.#open = open;
+    const entries: SandboxKey[] = [
+      { key: main.keys.test, environment: 'test' },
+      { key: main.keys.live, environment: 'live' },
+      ...extraKeys,
+    ];
+    this.#keys = new Map(entries.map((entry) => [entry.key, { tenant: main, key: entry }]));
   }
 
   /** The caller an API key names; `undefined` for a key the sandbox does not know. */
   byKey(key: string): Caller | undefined {
-    const entry = this.#keys.get(key);
-    return entry && { tenant: this.main, key: entry };
+    return this.#keys.get(key);
   }
+
+  /** The sandbox's own tenant first, then the made ones in the order they were made. */
+  all(): Tenant[] {
+    return [this.main, ...[...this.#made.values()].map((entry) => entry.tenant)];
+  }
+
+  /** Makes a tenant: 400 for a webcode or name of the wrong form, 409 for a webcode already in use. */
+  create(options: TenantOptions = {}): TenantView {
+    const { webcode = `T${randomText(10, UPPER)}`, name = webcode } = options;
+    if (typeof webcode !== 'string' || !WEBCODE.test(webcode)) {
+      throw invalid('webcode must be 1 to 32 characters A-Z, 0-9 or _');
+    }
+    if (typeof name !== 'string' || name.trim() === '' || name.length > 100) throw invalid('name must be 1 to 100 characters');
+    if (webcode === this.main.webcode || this.#made.has(webcode)) {
+      throw new ServiceFailure(409, SANDBOX_CODES.tenantExists, `A tenant with webcode ${webcode} exists already`);
+    }
+    const secret = () => randomText(24, URL_SAFE);
+    const tenant = this.#open({
+      webcode,
+      keys: { test: `sk_test_${secret()}`, live: `sk_live_${secret()}` },
+      clientSecrets: { test: `cs_test_${secret()}`, live: `cs_live_${secret()}` },
+      seed: Math.floor(this.main.random() * 2 ** 32),
+    });
+    this.#made.set(webcode, { tenant, name });
+    this.#keys.set(tenant.keys.test, { tenant, key: { key: tenant.keys.test, environment: 'test', webcode } });
+    this.#keys.set(tenant.keys.live, { tenant, key: { key: tenant.keys.live, environment: 'live', webcode } });
+    return view(tenant, name);
+  }
+
+  /** The made tenants, in the order they were made (the sandbox's own is not among them). */
+  list(): TenantView[] {
+    return [...this.#made.values()].map(({ tenant, name }) => view(tenant, name));
+  }
+
+  /** Removes a made tenant: its keys stop working at once, its scheduled work stops, its store closes. 404 for an unknown webcode. */
+  async remove(webcode: string): Promise<void> {
+    const entry = this.#made.get(webcode);
+    if (!entry) throw new ServiceFailure(404, SANDBOX_CODES.notFound, `No tenant with webcode ${webcode}`);
+    this.#made.delete(webcode);
+    const { tenant } = entry;
+    this.#keys.delete(tenant.keys.test);
+    this.#keys.delete(tenant.keys.live);
+    await closeTenant(tenant);
+  }
+
+  /** Closes every made tenant (the sandbox closes its own). */
+  async closeMade(): Promise<void> {
+    const made = [...this.#made.keys()];
+    await Promise.all(made.map((webcode) => this.remove(webcode)));
+  }
+}
+
+/** Stops a tenant's scheduled work, waits for the webhook attempts in flight, and closes its store. */
+async function closeTenant(tenant: Tenant): Promise<void> {
+  if (tenant.scheduler.closed) return;
+  tenant.scheduler.close();
+  await tenant.scheduler.settled();
+  tenant.store.close();
+}
+
+function view(tenant: Tenant, name: string): TenantView {
+  return { webcode: tenant.webcode, name, keys: { ...tenant.keys }, clientSecrets: { ...tenant.clientSecrets } };
+}
+
+const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Secret text from the platform's cryptographic source: a tenant's keys must not be guessable from the seed. */
+function randomText(length: number, alphabet: string): string {
+  const bytes = new Uint8Array(length);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (byte) => alphabet[byte % alphabet.length]).join('');
 }

@@ -173,3 +173,5 @@ export async function payTestSession(paymentUrl: string, options: PayTestSession
   const data = redirectUrl === undefined ? undefined : (new URL(redirectUrl).searchParams.get('data') ?? undefined);
   return { paid: data !== undefined, redirectUrl, data, status: response.status };
 }
+
+export { type SandboxTenant, type SandboxTenantOptions, sandboxTenant } from './tenant.js';

@@ -139,7 +139,9 @@ describe('tenant and idempotency', () => {
   it('resolves the caller from the key into its tenant and key entry', async () => {
     const main = mainTenant();
     const step = tenant<Located & { environment: 'test' | 'live' | undefined }>(
-      new Tenants(main, [{ key: 'sk_test_office', environment: 'test', ipAllowList: ['10.1.1.1'] }]),
+      new Tenants(main, [{ key: 'sk_test_office', environment: 'test', ipAllowList: ['10.1.1.1'] }], () => {
+        throw new Error('no tenant is made here');
+      }),
     );
     let caller: unknown;
     await step(call('sk_live_shop', 'live'), (context) => {

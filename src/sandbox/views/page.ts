@@ -356,16 +356,22 @@ function readForm(text: string): FormValues & { action: string } {
   };
 }
 
+/** The environment and session token a payment page's path names; `undefined` for any other path. */
+export function pageSessionToken(url: URL): { environment: Environment; token: string } | undefined {
+  const match = PAGE_PATH.exec(url.pathname);
+  return match ? { environment: match[1] === 'pay-external-test' ? 'test' : 'live', token: match[2] ?? '' } : undefined;
+}
+
 /** Serves `/pay-external-test/<token>` and `/pay-external/<token>`; `undefined` for any other path. */
 export async function handlePage(request: Request, url: URL, context: PageContext): Promise<Response | undefined> {
-  const match = PAGE_PATH.exec(url.pathname);
-  if (!match) return undefined;
-  const environment: Environment = match[1] === 'pay-external-test' ? 'test' : 'live';
+  const page = pageSessionToken(url);
+  if (!page) return undefined;
+  const { environment } = page;
   // Read before the session: from here on nothing awaits until the session's change is committed.
   const form = request.method === 'POST' ? readForm(await readText(request, context.maxBodyBytes)) : undefined;
   // The signer of urlOk's data, loaded before any change: the answer after a commit cannot fail on it.
   if (form) await import('jose');
-  const session = context.api.sessions.byToken(environment, match[2] ?? '');
+  const session = context.api.sessions.byToken(environment, page.token);
   if (!session) {
     const locale = requestLocale(request);
     return messagePage(404, locale, locale.text.notFoundTitle, locale.text.notFoundMessage);
