@@ -183,6 +183,24 @@ describe('isolation', () => {
     expect(paid.target?.startsWith(URL_OK)).toBe(true);
     expect((await clientOf(b).sessions.retrieve(sessionB.sessionId)).status).toBe('completed');
   });
+
+  it('a tenant’s fault rules strike only its own calls', async () => {
+    const [a, b] = [await makeTenant(), await makeTenant()];
+    const rule = { route: 'POST /payment/session', effect: { type: 'error', status: 503, when: 'before' } };
+    expect((await control('POST', 'faults', { key: a.keys.test, body: rule })).status).toBe(200);
+    expect((await control('GET', 'faults', { key: b.keys.test })).body.data).toEqual([]);
+    await expect(clientOf(a).sessions.create(sessionParams)).rejects.toMatchObject({ status: 503 });
+    await expect(clientOf(b).sessions.create(sessionParams)).resolves.toMatchObject({ status: 'pending' });
+    await expect(
+      new PaymentClient({
+        apiKey: started.sandbox.keys.test,
+        webcode: started.sandbox.webcode,
+        baseUrl: started.baseUrl,
+        environment: 'test',
+        maxRetries: 0,
+      }).sessions.create(sessionParams),
+    ).resolves.toMatchObject({ status: 'pending' });
+  });
 });
 
 describe('webhooks', () => {
