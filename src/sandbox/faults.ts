@@ -160,6 +160,24 @@ export function parseFaultRule(value: unknown, routes: readonly string[]): Fault
   return rule;
 }
 
+/** The fields of a request, an answer or an event that name a record: what a fault entry is filed under. */
+const REFERENCE_FIELDS = [
+  'sessionId',
+  'posPaymentId',
+  'paymentReference',
+  'refundReference',
+  'captureReference',
+  'cancelReference',
+  'extendReference',
+] as const;
+
+/** The record references a JSON object names in its {@link REFERENCE_FIELDS}. */
+export function referencesIn(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  const fields = value as Record<string, unknown>;
+  return REFERENCE_FIELDS.map((field) => fields[field]).filter((item): item is string => typeof item === 'string' && item !== '');
+}
+
 /** When, in an API call, an effect strikes: before the body is read, instead of the operation, or once it has committed. */
 export type ApiPhase = 'latency' | 'before' | 'after-commit';
 

@@ -45,6 +45,7 @@ export type {
   AttemptRecord,
   ControlPayment,
   DeliveryAttempt,
+  FaultEntry,
   IdempotencyRecord,
   ModificationRecord as SandboxModification,
   PosRecord as SandboxPosPayment,
