@@ -55,7 +55,8 @@ const API_EFFECTS = new Set(['latency', 'error', 'reset', 'truncate']);
 const WEBHOOK_EFFECTS = new Set(['duplicate', 'delay', 'drop', 'reorder']);
 const TERMINAL_ROUTE = 'POST /pos/payment';
 const RULE_FIELDS = new Set(['environment', 'route', 'event', 'times', 'probability', 'effect']);
-const EFFECT_FIELDS: Record<string, readonly string[]> = {
+/** The fields of each effect type besides `type`. */
+export const EFFECT_FIELDS: Record<FaultEffect['type'], readonly string[]> = {
   latency: ['ms'],
   error: ['status', 'when', 'retryAfter'],
   reset: ['when'],
@@ -81,7 +82,7 @@ function oneOf<T>(value: unknown, allowed: readonly T[], field: string): T {
 function parseEffect(value: unknown): FaultEffect {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('effect must be an object with a type');
   const effect = value as Record<string, unknown>;
-  const type = oneOf(effect.type, Object.keys(EFFECT_FIELDS), 'effect.type');
+  const type = oneOf(effect.type, Object.keys(EFFECT_FIELDS) as FaultEffect['type'][], 'effect.type');
   const unknown = Object.keys(effect).find((field) => field !== 'type' && !EFFECT_FIELDS[type]?.includes(field));
   if (unknown !== undefined) fail(`effect.${unknown} is not a field of a ${type} effect`);
   const count = (field: string, optional = false): number | undefined => {

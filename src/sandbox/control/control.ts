@@ -3,6 +3,7 @@ import type { Environment } from '../../core/options.js';
 import { notFound } from '../api/context.js';
 import type { SandboxApi } from '../api/index.js';
 import type { OffsetClock } from '../clock.js';
+import { referencesIn } from '../faults.js';
 import type { ControlPayment, FaultEntry, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../records.js';
 import { invalid } from '../responses.js';
 import type { Scheduler } from '../scheduler.js';
@@ -194,6 +195,13 @@ export class SandboxControl {
     const delivery = this.#store.deliveries.get(String(id));
     if (delivery?.environment !== environment) throw notFound('Webhook delivery');
     return delivery;
+  }
+
+  /** The fault entry of the webhook rule that made a delivery (duplicated, delayed, dropped or held it back), if one did. */
+  deliveryFault(delivery: WebhookDelivery): FaultEntry | undefined {
+    if (!delivery.fault) return undefined;
+    const references = referencesIn(delivery.event.data);
+    return this.#store.faultEntriesAbout(delivery.environment, references).find((entry) => entry.deliveries.includes(delivery.id));
   }
 
   /** The session or POS payment a payment reference belongs to. */
