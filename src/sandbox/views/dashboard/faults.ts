@@ -98,15 +98,15 @@ function select(form: URLSearchParams, id: string, name: string, choices: readon
 }
 
 const EFFECT_CHOICES = [
-  ['error', 'error: a status with the failure envelope'],
-  ['reset', 'reset: the connection closes, no answer'],
-  ['latency', 'latency: the answer comes later'],
-  ['truncate', 'truncate: half the answer, then the connection closes'],
-  ['terminal', 'terminal: busy, offline or slow (POST /pos/payment)'],
-  ['duplicate', 'duplicate: copies of a webhook at once'],
-  ['delay', 'delay: a webhook later, on the sandbox clock'],
-  ['drop', 'drop: a webhook sent only on resend'],
-  ['reorder', 'reorder: a webhook after the next one'],
+  ['error', 'error: the failure envelope'],
+  ['reset', 'reset: no answer'],
+  ['latency', 'latency: a later answer'],
+  ['truncate', 'truncate: half an answer'],
+  ['terminal', 'terminal: busy, offline, slow'],
+  ['duplicate', 'duplicate (webhook)'],
+  ['delay', 'delay (webhook)'],
+  ['drop', 'drop (webhook)'],
+  ['reorder', 'reorder (webhook)'],
 ] as const;
 
 function addForm(context: DashboardContext, form: URLSearchParams): Html {
