@@ -55,7 +55,8 @@ const API_EFFECTS = new Set(['latency', 'error', 'reset', 'truncate']);
 const WEBHOOK_EFFECTS = new Set(['duplicate', 'delay', 'drop', 'reorder']);
 const TERMINAL_ROUTE = 'POST /pos/payment';
 const RULE_FIELDS = new Set(['environment', 'route', 'event', 'times', 'probability', 'effect']);
-const EFFECT_FIELDS: Record<string, readonly string[]> = {
+/** The fields of each effect type besides `type`. */
+export const EFFECT_FIELDS: Record<FaultEffect['type'], readonly string[]> = {
   latency: ['ms'],
   error: ['status', 'when', 'retryAfter'],
   reset: ['when'],
@@ -81,7 +82,7 @@ function oneOf<T>(value: unknown, allowed: readonly T[], field: string): T {
 function parseEffect(value: unknown): FaultEffect {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('effect must be an object with a type');
   const effect = value as Record<string, unknown>;
-  const type = oneOf(effect.type, Object.keys(EFFECT_FIELDS), 'effect.type');
+  const type = oneOf(effect.type, Object.keys(EFFECT_FIELDS) as FaultEffect['type'][], 'effect.type');
   const unknown = Object.keys(effect).find((field) => field !== 'type' && !EFFECT_FIELDS[type]?.includes(field));
   if (unknown !== undefined) fail(`effect.${unknown} is not a field of a ${type} effect`);
   const count = (field: string, optional = false): number | undefined => {
@@ -158,6 +159,24 @@ export function parseFaultRule(value: unknown, routes: readonly string[]): Fault
   if (type === 'terminal' && (rule.route !== TERMINAL_ROUTE || rule.event !== undefined))
     fail(`a terminal effect applies to the route "${TERMINAL_ROUTE}" only`);
   return rule;
+}
+
+/** The fields of a request, an answer or an event that name a record: what a fault entry is filed under. */
+const REFERENCE_FIELDS = [
+  'sessionId',
+  'posPaymentId',
+  'paymentReference',
+  'refundReference',
+  'captureReference',
+  'cancelReference',
+  'extendReference',
+] as const;
+
+/** The record references a JSON object names in its {@link REFERENCE_FIELDS}. */
+export function referencesIn(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return [];
+  const fields = value as Record<string, unknown>;
+  return REFERENCE_FIELDS.map((field) => fields[field]).filter((item): item is string => typeof item === 'string' && item !== '');
 }
 
 /** When, in an API call, an effect strikes: before the body is read, instead of the operation, or once it has committed. */

@@ -45,6 +45,7 @@ export type {
   AttemptRecord,
   ControlPayment,
   DeliveryAttempt,
+  FaultEntry,
   IdempotencyRecord,
   ModificationRecord as SandboxModification,
   PosRecord as SandboxPosPayment,
@@ -191,7 +192,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const tenants = new Tenants(main, options.extraKeys ?? [], (made) =>
     openTenant({ ...settings, ...made, dataDir: undefined, webhookUrls: [] }),
   );
-  const dashboard = { control, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes, webcode };
+  const dashboard = { tenants, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes };
   const pageOf = (tenant: Tenant) => ({ ...tenant, maxBodyBytes });
   // A payment page's token is unguessable and names its session in whichever tenant made it.
   const pageTenant = (url: URL): Tenant => {

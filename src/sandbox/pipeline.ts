@@ -43,7 +43,7 @@ export function pipeline(parts: PipelineParts): Next<Incoming> {
   const api = chain<ApiRequest>()
     .use(endpoint())
     .use(tenant(parts.tenants))
-    .use(faults(parts.failures.traceId))
+    .use(faults(parts.failures.traceId, parts.maxBodyBytes))
     .use(body(parts.maxBodyBytes))
     .end(commit(idempotency(parts.idempotencyTtlMs), operation(parts.origin)));
 

@@ -1,5 +1,6 @@
 /** The shapes of the records the sandbox stores (sessions, POS payments, modifications, deliveries, idempotency entries) and its typed reads of them. */
 import type { Environment } from '../core/options.js';
+import type { FaultEffect } from './faults.js';
 
 /** An amount as stored: integer cents and an ISO 4217 code. */
 export interface StoredAmount {
@@ -132,6 +133,28 @@ export interface WebhookDelivery {
   fault?: string | null | undefined;
   /** Held back by a reorder rule: first attempted once the next event of the same payment to the same URL has been. */
   held?: boolean | undefined;
+}
+
+/**
+ * Where a fault rule struck: an API call that named or made a record (its route), or a webhook
+ * event whose deliveries it changed. It shows on the timeline of each record it concerns.
+ */
+export interface FaultEntry {
+  /** Sandbox time, Unix ms. */
+  at: number;
+  environment: Environment;
+  /** The rule's id, as `X-Sandbox-Fault` names it. */
+  rule: string;
+  /** What the rule did, as it was given. */
+  effect: FaultEffect;
+  /** The API call it changed, as a route template (`POST /payment/refund`); `null` for a webhook event. */
+  route: string | null;
+  /** The webhook event it changed (`AUTHORISATION`, `REFUND`); `null` for an API call. */
+  event: string | null;
+  /** The records it concerns: session ids, POS payment ids, payment and modification references. */
+  references: string[];
+  /** The deliveries a webhook effect made (duplicated, delayed, dropped or held back); empty for an API call. */
+  deliveries: number[];
 }
 
 /** Filters of {@link SandboxRecords} listings; every field is optional. */

@@ -6,7 +6,15 @@
  * one transaction (see {@link SandboxStore.transaction}).
  */
 import type { Environment } from '../core/options.js';
-import type { IdempotencyRecord, ModificationRecord, PosRecord, SandboxRecords, SessionRecord, WebhookDelivery } from './records.js';
+import type {
+  FaultEntry,
+  IdempotencyRecord,
+  ModificationRecord,
+  PosRecord,
+  SandboxRecords,
+  SessionRecord,
+  WebhookDelivery,
+} from './records.js';
 import { type Database, loadSqlite, type SqlValue, type Statement } from './sqlite.js';
 
 /** The store could not be opened: the message names the file and what to do. */
@@ -218,6 +226,9 @@ const MIGRATIONS = [
   // When each session ended (expired, cancelled, failed, completed).
   `ALTER TABLE sessions ADD COLUMN ended_at INTEGER;
    ${SESSION_ENDS}`,
+  // Where fault rules struck, found by the references of the records they concern (a timeline's).
+  `CREATE TABLE fault_entries (seq INTEGER PRIMARY KEY, environment TEXT NOT NULL, record TEXT NOT NULL);
+   CREATE TABLE fault_subjects (reference TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY (reference, entry)) WITHOUT ROWID;`,
 ];
 
 /** The database file in a data folder. */
@@ -457,6 +468,29 @@ export class SandboxStore {
     this.statement('DELETE FROM idempotency WHERE created_at < ?').run(before);
   }
 
+  // Fault entries
+
+  /** Records where a fault rule struck, under each reference it concerns. */
+  addFaultEntry(entry: FaultEntry): void {
+    const seq = this.statement('INSERT INTO fault_entries (environment, record) VALUES (?, ?) RETURNING seq').get(
+      entry.environment,
+      JSON.stringify(entry),
+    )?.seq as number;
+    for (const reference of new Set(entry.references))
+      this.statement('INSERT INTO fault_subjects (reference, entry) VALUES (?, ?)').run(reference, seq);
+  }
+
+  /** The fault entries of one environment that concern any of `references`, oldest first. */
+  faultEntriesAbout(environment: Environment, references: readonly string[]): FaultEntry[] {
+    if (references.length === 0) return [];
+    const rows = this.statement(
+      `SELECT record FROM fault_entries WHERE environment = ? AND seq IN
+         (SELECT entry FROM fault_subjects WHERE reference IN (${references.map(() => '?').join(', ')}))
+       ORDER BY seq`,
+    ).all(environment, ...references);
+    return rows.map((row) => JSON.parse(row.record as string) as FaultEntry);
+  }
+
   // Jobs
 
   addJob(kind: string, dueAt: number, subject: string): void {
@@ -502,7 +536,16 @@ export class SandboxStore {
    * counters stay, so that no id or payment link of before is ever given out again.
    */
   clear(): void {
-    for (const table of ['sessions', 'pos_payments', 'modifications', 'deliveries', 'idempotency', 'jobs'])
+    for (const table of [
+      'sessions',
+      'pos_payments',
+      'modifications',
+      'deliveries',
+      'idempotency',
+      'jobs',
+      'fault_entries',
+      'fault_subjects',
+    ])
       this.statement(`DELETE FROM ${table}`).run();
   }
 

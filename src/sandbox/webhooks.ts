@@ -1,7 +1,7 @@
 /** Webhook deliveries: recorded with the change that emits them, attempted as scheduled jobs, retried with backoff. */
 import type { Environment } from '../core/options.js';
 import type { SandboxClock } from './clock.js';
-import { FAULT_HEADER, type FaultRuleState, type FaultRules } from './faults.js';
+import { FAULT_HEADER, type FaultRuleState, type FaultRules, referencesIn } from './faults.js';
 import type { DeliveryAttempt, WebhookDelivery } from './records.js';
 import type { JobHandler, Scheduler } from './scheduler.js';
 import type { Job, SandboxStore } from './store.js';
@@ -81,7 +81,20 @@ export class WebhookDispatcher {
    */
   emit(environment: Environment, event: WebhookDelivery['event']): number[] {
     const rule = this.#faults?.strikeEvent(environment, event.event_code);
-    return this.urls.flatMap((url) => this.#deliverStruck({ url, environment, event, resendOf: null }, rule));
+    const ids = this.urls.flatMap((url) => this.#deliverStruck({ url, environment, event, resendOf: null }, rule));
+    if (rule) {
+      this.#store.addFaultEntry({
+        at: this.#clock.now(),
+        environment,
+        rule: rule.id,
+        effect: structuredClone(rule.effect),
+        route: null,
+        event: event.event_code,
+        references: referencesIn(event.data),
+        deliveries: ids,
+      });
+    }
+    return ids;
   }
 
   /**

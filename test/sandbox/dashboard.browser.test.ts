@@ -251,6 +251,50 @@ describeInBrowser('sandbox dashboard in a real browser', () => {
     await context.close();
   }, 30_000);
 
+  it('adds a fault rule through the form (a refused one says why), counts its strike, removes it, switches tenant; axe passing', async () => {
+    const worker = sandbox.createTenant({ webcode: 'BROWSER_WORKER', name: 'browser worker' });
+    const { context, page } = await open();
+    await page.goto(`${sandbox.baseUrl}/faults`);
+    await page.getByLabel('Call or event').selectOption('route:POST /payment/session');
+    await page.getByLabel('Effect').selectOption('duplicate');
+    await page.getByLabel('Times').fill('1');
+    await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Add rule' }).click()]);
+    // Refused as the control API refuses it, with the form as it was.
+    await expect(page.getByRole('alert').textContent()).resolves.toBe(
+      'Fault rule refused: effect.copies must be a whole number, 0 or more',
+    );
+    expect(await page.getByLabel('Times').inputValue()).toBe('1');
+    await page.getByLabel('Effect').selectOption('error');
+    await page.getByLabel('Status').selectOption('503');
+    await page.getByLabel('When').selectOption('before');
+    await Promise.all([page.waitForURL(/notice=/), page.getByRole('button', { name: 'Add rule' }).click()]);
+    const row = page.getByRole('row', { name: /fault_\d+/ });
+    await expect(row.textContent()).resolves.toMatch(/error 503 before it ran\s*0/);
+    await expect(client.sessions.create({ ...sessionParams, customReference: 'struck' })).rejects.toThrow();
+    await page.reload();
+    await expect(row.textContent()).resolves.toMatch(/next 1 \(0 left\)error 503 before it ran\s*1/);
+    await page.screenshot({ path: artifactPath('dashboard', 'faults-1280x800.png'), fullPage: true });
+    // One axe run covers the rules table, the form and the tenant chooser; the frame is checked above.
+    expect(seriousViolations(await runAxe(page)), 'faults page').toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await Promise.all([page.waitForURL(/notice=/), row.getByRole('button', { name: /^Remove fault_\d+$/ }).click()]);
+    expect(sandbox.faults.list()).toEqual([]);
+
+    // Another tenant: its own (empty) rules, and every page of it names it.
+    await page.getByLabel('Tenant').selectOption(worker.webcode);
+    await Promise.all([page.waitForURL(/tenant=BROWSER_WORKER/), page.getByRole('button', { name: 'Show' }).click()]);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Fault rules of BROWSER_WORKER');
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await expect(page.getByRole('region', { name: 'Environment' }).textContent()).resolves.toContain(
+      'browser worker (webcode BROWSER_WORKER)',
+    );
+    expect(new URL(page.url()).searchParams.get('tenant')).toBe(worker.webcode);
+    await context.close();
+    await sandbox.removeTenant(worker.webcode);
+  }, 30_000);
+
   it('runs under its own Content-Security-Policy with no violation (no axe injection here)', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();

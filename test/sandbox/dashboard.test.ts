@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { manualClock, type Sandbox } from '../../src/sandbox/index.js';
 import { expectSecurityHeaders } from '../support/browser.js';
-import { openPage, paidSession, sessionParams, submitForm, useSandboxes } from './support.js';
+import { clientFor, openPage, paidSession, raw, sessionParams, submitForm, useSandboxes } from './support.js';
 
 const { start, receiver } = useSandboxes();
 
@@ -384,5 +384,217 @@ describe('dashboard access token (dashboardToken)', () => {
     expect(await withCookie.text()).toContain(session.sessionId);
     // The payment page is the shopper's, not the dashboard's: no token needed.
     expect((await fetch(session.paymentUrl)).status).toBe(200);
+  });
+});
+
+/** The control API with `key` (a tenant's, or the sandbox's own Test key). */
+async function controlApi(sandbox: Sandbox, path: string, key = sandbox.keys.test, body?: unknown): Promise<any> {
+  const response = await fetch(`${sandbox.baseUrl}/_sandbox/${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return response.json();
+}
+
+const textOf = (location: string | null) => decodeURIComponent(location ?? '').replaceAll('+', ' ');
+
+describe('dashboard fault rules page', () => {
+  it('adds a rule through the form, lists it with its count as calls strike, removes one and clears all', async () => {
+    const { sandbox } = await start();
+    expect((await page(sandbox, '/faults')).html).toContain('No rule: the sandbox answers as the service does.');
+    const added = await submitPageForm(sandbox, '/faults', 'add-fault', {
+      target: 'route:POST /payment/session',
+      environment: 'test',
+      times: '2',
+      effect: 'error',
+      status: '503',
+      when: 'before',
+      retryAfter: '',
+      // Fields of other effects are shown on the form too; they are not part of an error rule.
+      copies: '3',
+    });
+    expect(added.status).toBe(303);
+    expect(textOf(added.headers.get('location'))).toMatch(/^\/faults\?notice=Rule fault_1 added\./);
+    expect(sandbox.faults.list()).toEqual([
+      {
+        environment: 'test',
+        route: 'POST /payment/session',
+        times: 2,
+        effect: { type: 'error', status: 503, when: 'before' },
+        id: 'fault_1',
+        injected: 0,
+      },
+    ]);
+    const struck = await raw(sandbox, 'POST', '/payment/session', { body: { ...sessionParams } });
+    expect([struck.status, struck.headers.get('x-sandbox-fault')]).toEqual([503, 'fault_1']);
+    const listed = (await page(sandbox, '/faults')).html;
+    expect(listed).toMatch(
+      /<td class="id">fault_1<\/td><td><code>POST \/payment\/session<\/code><br><span class="muted">Test only<\/span><\/td>/,
+    );
+    expect(listed).toContain('<td class="extra">next 2 (1 left)</td><td>error 503 before it ran</td><td class="nowrap">1</td>');
+
+    const ranged = await submitPageForm(sandbox, '/faults', 'add-fault', {
+      target: 'route:GET /pos/payments',
+      effect: 'latency',
+      ms: '5-10',
+      probability: '0.5',
+    });
+    expect(ranged.status).toBe(303);
+    expect(sandbox.faults.list()[1]).toMatchObject({
+      route: 'GET /pos/payments',
+      probability: 0.5,
+      effect: { type: 'latency', ms: [5, 10] },
+    });
+    expect((await page(sandbox, '/faults')).html).toContain('<td class="extra">50 % of matches</td><td>latency of 5 to 10 ms</td>');
+
+    const removed = await submitPageForm(sandbox, '/faults', 'remove-fault');
+    expect(textOf(removed.headers.get('location'))).toContain('Rule fault_1 removed; it struck 1 time.');
+    expect(sandbox.faults.list().map((rule) => rule.id)).toEqual(['fault_2']);
+    const cleared = await submitPageForm(sandbox, '/faults', 'clear-faults');
+    expect(textOf(cleared.headers.get('location'))).toContain('Every fault rule was removed.');
+    expect(sandbox.faults.list()).toEqual([]);
+  });
+
+  it('refuses a rule as the control API does: 400, its message in an alert, the form filled in as posted, nothing added', async () => {
+    const { sandbox } = await start();
+    const refused = await submitPageForm(sandbox, '/faults', 'add-fault', {
+      target: 'route:POST /payment/session',
+      effect: 'duplicate',
+      copies: '2',
+      times: 'twice',
+    });
+    expect(refused.status).toBe(400);
+    const html = await refused.text();
+    const api = await fetch(`${sandbox.baseUrl}/_sandbox/faults`, {
+      method: 'POST',
+      headers: { 'x-api-key': sandbox.keys.test, 'content-type': 'application/json' },
+      body: JSON.stringify({ route: 'POST /payment/session', times: 'twice', effect: { type: 'duplicate', copies: 2 } }),
+    });
+    const message = ((await api.json()) as { error: { message: string } }).error.message;
+    expect(api.status).toBe(400);
+    expect(html).toContain(`<p class="problem" role="alert">${message.replaceAll('"', '&#34;')}</p>`);
+    expect(html).toContain('<option value="duplicate" selected>');
+    expect(html).toContain('<option value="route:POST /payment/session" selected>');
+    expect(html).toContain('name="times" value="twice"');
+    expect(sandbox.faults.list()).toEqual([]);
+    // An effect that cannot apply: named by the same check.
+    const webhookOnRoute = await submitPageForm(sandbox, '/faults', 'add-fault', { target: 'event:REFUND', effect: 'truncate' });
+    expect(await webhookOnRoute.text()).toContain('Fault rule refused: a truncate effect applies to API calls: give a route and no event');
+  });
+
+  it('shows strikes on the record timeline and the delivery log: the rule, the call or event, the effect, the deliveries', async () => {
+    const hook = await receiver();
+    const { sandbox } = await start({ webhookUrls: [hook.url] });
+    const lost = sandbox.faults.add({
+      route: 'POST /payment/session',
+      times: 1,
+      effect: { type: 'error', status: 500, when: 'after-commit' },
+    });
+    const copies = sandbox.faults.add({ event: 'AUTHORISATION', times: 1, effect: { type: 'duplicate', copies: 2 } });
+    expect((await raw(sandbox, 'POST', '/payment/session', { body: { ...sessionParams } })).status).toBe(500);
+    const [session] = sandbox.records.sessions();
+    await sandbox.paySession('test', session?.sessionId ?? '');
+    const [first, second] = sandbox.records.deliveries();
+    const timeline = (await page(sandbox, `/test/sessions/${session?.sessionId}`)).html;
+    expect(timeline).toContain(
+      `<span class="status bad">fault</span> rule ${lost.id} struck <code>POST /payment/session</code>: error 500 after it committed</li>`,
+    );
+    expect(timeline).toContain(
+      `rule ${copies.id} struck the AUTHORISATION webhook: 2 copies sent at once (deliveries <a href="/test/deliveries/${first?.id}">#${first?.id}</a>, <a href="/test/deliveries/${second?.id}">#${second?.id}</a>)`,
+    );
+    expect((await page(sandbox, `/test/deliveries/${second?.id}`)).html).toContain(
+      `<dt>Fault</dt><dd>rule ${copies.id}: 2 copies sent at once</dd>`,
+    );
+    expect((await page(sandbox, '/test/deliveries')).html).toContain(`<td class="nowrap extra">${copies.id}</td>`);
+  });
+});
+
+describe('dashboard tenants', () => {
+  it('switches to a tenant by ?tenant=: its records only, every link and form keeping it; an unknown one is a 404 page', async () => {
+    const { sandbox, test } = await start();
+    expect((await page(sandbox, '/')).html).not.toContain('id="tenant-choice"');
+    const own = await test.sessions.create({ ...sessionParams, customReference: 'own' });
+    const worker = sandbox.createTenant({ webcode: 'WORKER_1', name: 'worker 1' });
+    const workerClient = clientFor(sandbox, 'test', { apiKey: worker.keys.test, webcode: worker.webcode });
+    const theirs = await workerClient.sessions.create({ ...sessionParams, customReference: 'theirs' });
+    const chooser = (await page(sandbox, '/')).html;
+    expect(chooser).toContain(`<option value="${sandbox.webcode}" selected>Sandbox&#39;s own (${sandbox.webcode})</option>`);
+    expect(chooser).toContain('<option value="WORKER_1">worker 1 (WORKER_1)</option>');
+
+    const overview = await page(sandbox, '/?tenant=WORKER_1');
+    expect(overview.html).toContain('Test data of worker 1 (webcode WORKER_1)');
+    expect(overview.html).toContain(theirs.sessionId);
+    expect(overview.html).not.toContain(own.sessionId);
+    for (const path of [
+      '/?tenant=WORKER_1',
+      '/test/sessions?tenant=WORKER_1',
+      `/test/sessions/${theirs.sessionId}?tenant=WORKER_1`,
+      '/faults?tenant=WORKER_1',
+    ]) {
+      const answer = await page(sandbox, path);
+      expect(answer.status, path).toBe(200);
+      for (const [, target] of answer.html.matchAll(/\bhref="(\/[^"]*)"/g))
+        expect(target, `${path} links to ${target}`).toContain('tenant=WORKER_1');
+      const forms = [...answer.html.matchAll(/<form[^>]*method="post"[^>]*>([\s\S]*?)<\/form>/g)];
+      expect(forms.length).toBeGreaterThan(0);
+      for (const [, form] of forms) expect(form).toContain('<input type="hidden" name="tenant" value="WORKER_1">');
+    }
+    expect((await page(sandbox, `/test/sessions/${own.sessionId}?tenant=WORKER_1`)).status).toBe(404);
+    expect((await page(sandbox, `/test/sessions/${theirs.sessionId}`)).status).toBe(404);
+
+    for (const path of [
+      '/?tenant=NOPE',
+      `/test/sessions/${theirs.sessionId}?tenant=NOPE`,
+      '/faults?tenant=NOPE',
+      '/_dashboard/events?tenant=NOPE',
+    ]) {
+      const missing = await page(sandbox, path);
+      expect(missing.status, path).toBe(404);
+      expectSecurityHeaders(missing.headers, missing.html);
+      expect(missing.html).toContain('No tenant with webcode NOPE');
+    }
+    await sandbox.removeTenant('WORKER_1');
+    expect((await page(sandbox, '/?tenant=WORKER_1')).status).toBe(404);
+  });
+
+  it("acts on the chosen tenant only: expire, advance, webhook URLs, fault rules and reset never touch another's", async () => {
+    const { sandbox, test } = await start();
+    const own = await test.sessions.create({ ...sessionParams, customReference: 'own' });
+    const worker = sandbox.createTenant({ webcode: 'WORKER_2' });
+    const workerClient = clientFor(sandbox, 'test', { apiKey: worker.keys.test, webcode: worker.webcode });
+    const theirs = await workerClient.sessions.create({ ...sessionParams, customReference: 'theirs' });
+    const home = '/?tenant=WORKER_2';
+
+    // A session of the sandbox's own tenant is not the worker's to expire.
+    const wrong = await post(sandbox, 'expire', { environment: 'test', id: own.sessionId, tenant: 'WORKER_2', returnTo: '/' });
+    expect(textOf(wrong.headers.get('location'))).toMatch(/^\/\?tenant=WORKER_2&problem=/);
+    expect((await test.sessions.retrieve(own.sessionId)).status).toBe('pending');
+    const expired = await submitPageForm(sandbox, `/test/sessions/${theirs.sessionId}?tenant=WORKER_2`, 'expire');
+    expect(expired.headers.get('location')).toMatch(new RegExp(`^/test/sessions/${theirs.sessionId}\\?tenant=WORKER_2&notice=`));
+    expect((await workerClient.sessions.retrieve(theirs.sessionId)).status).toBe('expired');
+
+    await submitPageForm(sandbox, home, 'advance', { duration: '1h' });
+    await submitPageForm(sandbox, home, 'add-webhook-url', { url: 'http://127.0.0.1:9/worker' });
+    await submitPageForm(sandbox, '/faults?tenant=WORKER_2', 'add-fault', {
+      target: 'route:POST /payment/session',
+      effect: 'reset',
+      when: 'before',
+    });
+    expect((await controlApi(sandbox, 'clock', worker.keys.test)).data.offsetMs).toBe(3_600_000);
+    expect(sandbox.control.clock().offsetMs).toBe(0);
+    expect((await controlApi(sandbox, 'webhook-urls', worker.keys.test)).data.urls).toEqual(['http://127.0.0.1:9/worker']);
+    expect(sandbox.webhookUrls).toEqual([]);
+    expect((await controlApi(sandbox, 'faults', worker.keys.test)).data).toHaveLength(1);
+    expect(sandbox.faults.list()).toEqual([]);
+
+    await submitPageForm(sandbox, home, 'reset');
+    expect((await controlApi(sandbox, 'test/sessions', worker.keys.test)).data.total).toBe(0);
+    expect(sandbox.records.sessions().map((session) => session.sessionId)).toEqual([own.sessionId]);
+    // A form naming a tenant that is gone acts on nothing.
+    await sandbox.removeTenant('WORKER_2');
+    const gone = await post(sandbox, 'reset', { tenant: 'WORKER_2', returnTo: '/' });
+    expect(gone.status).toBe(404);
+    expect(sandbox.records.sessions()).toHaveLength(1);
   });
 });

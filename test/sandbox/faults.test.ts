@@ -273,6 +273,73 @@ describe('fault rules: webhook effects', () => {
   });
 });
 
+describe('fault rules: entries on the timelines of the records they struck', () => {
+  it('files API strikes under the record the call made or named, webhook strikes with their deliveries; listings file none', async () => {
+    const hook = await receiver();
+    const { sandbox } = await start({ webhookUrls: [hook.url], modificationResolveMs: 600_000 });
+    const timeline = async (path: string) => (await control(sandbox, 'GET', `test/${path}`)).body.data.faults;
+    const lost = sandbox.faults.add({
+      route: 'POST /payment/session',
+      times: 1,
+      effect: { type: 'error', status: 500, when: 'after-commit' },
+    });
+    const slowList = sandbox.faults.add({ route: 'GET /payment/sessions', times: 1, effect: { type: 'latency', ms: 1 } });
+    expect((await createSession(sandbox, 'order-1')).status).toBe(500);
+    expect((await raw(sandbox, 'GET', '/payment/sessions')).headers.get('x-sandbox-fault')).toBe(slowList.id);
+    const [session] = sandbox.records.sessions();
+    const sessionId = session?.sessionId ?? '';
+    expect(await timeline(`sessions/${sessionId}`)).toEqual([
+      {
+        at: expect.any(Number),
+        environment: 'test',
+        rule: lost.id,
+        effect: { type: 'error', status: 500, when: 'after-commit' },
+        route: 'POST /payment/session',
+        event: null,
+        references: [sessionId],
+        deliveries: [],
+      },
+    ]);
+
+    const copies = sandbox.faults.add({ event: 'AUTHORISATION', times: 1, effect: { type: 'duplicate', copies: 2 } });
+    const paid = await sandbox.paySession('test', sessionId);
+    const paymentReference = paid.paymentReference ?? '';
+    const refund = (reference: string) =>
+      raw(sandbox, 'POST', '/payment/refund', { body: { paymentReference: reference, amount: { value: 100, currency: 'EUR' } } });
+    const refused = sandbox.faults.add({ route: 'POST /payment/refund', times: 1, effect: { type: 'error', status: 503, when: 'before' } });
+    expect((await refund(paymentReference)).status).toBe(503);
+    expect(sandbox.records.modifications()).toEqual([]);
+    const reset = sandbox.faults.add({ route: 'POST /payment/refund', times: 1, effect: { type: 'reset', when: 'after-commit' } });
+    await expect(refund(paymentReference)).rejects.toThrow(TypeError);
+    const [made] = sandbox.records.modifications();
+
+    const entries = await timeline(`sessions/${sessionId}`);
+    expect(entries.map((entry: any) => [entry.rule, entry.route ?? entry.event, entry.deliveries.length])).toEqual([
+      [lost.id, 'POST /payment/session', 0],
+      [copies.id, 'AUTHORISATION', 2],
+      [refused.id, 'POST /payment/refund', 0],
+      [reset.id, 'POST /payment/refund', 0],
+    ]);
+    expect(entries[1].deliveries).toEqual(sandbox.records.deliveries().map((delivery) => delivery.id));
+    expect(entries[3].references).toEqual(expect.arrayContaining([paymentReference, made?.operationReference]));
+    expect((await timeline(`modifications/${made?.operationReference}`)).map((entry: any) => entry.rule)).toEqual([reset.id]);
+    // A session no rule struck has no entry.
+    expect(await timeline(`sessions/${(await createSession(sandbox, 'order-2')).body.data.sessionId}`)).toEqual([]);
+  });
+
+  it('files a slow terminal under the POS payment it made', async () => {
+    const { sandbox } = await start();
+    const slow = sandbox.faults.add({ route: 'POST /pos/payment', times: 1, effect: { type: 'terminal', outcome: 'slow', ms: 1 } });
+    const made = await raw(sandbox, 'POST', '/pos/payment', {
+      body: { poiId: 'V400m-TEST-000001', amount: { value: 1000, currency: 'EUR' } },
+    });
+    expect(made.headers.get('x-sandbox-fault')).toBe(slow.id);
+    const posPaymentId = made.body.data.posPaymentId;
+    const entries = (await control(sandbox, 'GET', `test/pos-payments/${posPaymentId}`)).body.data.faults;
+    expect(entries.map((entry: any) => [entry.rule, entry.effect.type, entry.references])).toEqual([[slow.id, 'terminal', [posPaymentId]]]);
+  });
+});
+
 describe('fault rules: the SDK against a failing sandbox', () => {
   it('makes no duplicate session through after-commit 500s, resets and 503s', async () => {
     const { sandbox, baseUrl } = await start({ seed: 23 });

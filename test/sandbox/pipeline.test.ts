@@ -168,9 +168,9 @@ describe('tenant and idempotency', () => {
   it('faults: with no rule the call and its answer pass unchanged', async () => {
     const answer = new Response('as committed', { status: 201 });
     const context = { environment: 'test', route: { template: 'POST /payment/session' }, tenant: mainTenant() } as never;
-    expect(await faults(() => 'trace')(context, (passed) => Promise.resolve(passed === context ? answer : new Response('changed')))).toBe(
-      answer,
-    );
+    expect(
+      await faults(() => 'trace', 1024)(context, (passed) => Promise.resolve(passed === context ? answer : new Response('changed'))),
+    ).toBe(answer);
   });
 
   it('idempotency: runs the operation once, then replays its stored answer; another body or endpoint is refused', async () => {

@@ -3,7 +3,8 @@ import type { Environment } from '../../core/options.js';
 import { notFound } from '../api/context.js';
 import type { SandboxApi } from '../api/index.js';
 import type { OffsetClock } from '../clock.js';
-import type { ControlPayment, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../records.js';
+import { referencesIn } from '../faults.js';
+import type { ControlPayment, FaultEntry, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../records.js';
 import { invalid } from '../responses.js';
 import type { Scheduler } from '../scheduler.js';
 import type { KeysetPage, SandboxStore } from '../store.js';
@@ -23,11 +24,13 @@ export interface ClockState {
 /** A session as the control API shows it: the stored record and the link of its payment page. */
 export type ControlSession = SessionRecord & { paymentUrl: string };
 
-/** A record and what happened around it: its modifications and the webhook deliveries about it. */
+/** A record and what happened around it: its modifications, the webhook deliveries about it, and the fault rules that struck it. */
 export interface RecordTimeline<R> {
   record: R;
   modifications: ModificationRecord[];
   deliveries: WebhookDelivery[];
+  /** Where fault rules struck calls that named or made this record, or its webhook events; oldest first. */
+  faults: FaultEntry[];
 }
 
 /** One page of a control listing; `cursor` is `null` on the last page. */
@@ -155,10 +158,12 @@ export class SandboxControl {
   session(environment: Environment, sessionId: string): RecordTimeline<ControlSession> {
     const session = this.#api.sessions.get(environment, sessionId);
     if (!session) throw notFound('Session');
+    const references = [sessionId, ...session.attempts.map((attempt) => attempt.paymentReference)];
     return {
       record: this.sessionView(session),
       modifications: this.#store.modifications.all({ environment, session_id: sessionId }),
       deliveries: session.paymentReference === null ? [] : this.#deliveriesAbout(environment, session.paymentReference),
+      faults: this.#store.faultEntriesAbout(environment, references),
     };
   }
 
@@ -169,6 +174,7 @@ export class SandboxControl {
       record,
       modifications: this.#store.modifications.all({ environment, session_id: posPaymentId }),
       deliveries: this.#deliveriesAbout(environment, posPaymentId),
+      faults: this.#store.faultEntriesAbout(environment, [posPaymentId]),
     };
   }
 
@@ -181,6 +187,7 @@ export class SandboxControl {
       deliveries: this.#deliveriesAbout(environment, record.paymentReference).filter(
         (delivery) => delivery.event.event_code === 'REFUND' && delivery.event.data.refundReference === operationReference,
       ),
+      faults: this.#store.faultEntriesAbout(environment, [operationReference]),
     };
   }
 
@@ -188,6 +195,13 @@ export class SandboxControl {
     const delivery = this.#store.deliveries.get(String(id));
     if (delivery?.environment !== environment) throw notFound('Webhook delivery');
     return delivery;
+  }
+
+  /** The fault entry of the webhook rule that made a delivery (duplicated, delayed, dropped or held it back), if one did. */
+  deliveryFault(delivery: WebhookDelivery): FaultEntry | undefined {
+    if (!delivery.fault) return undefined;
+    const references = referencesIn(delivery.event.data);
+    return this.#store.faultEntriesAbout(delivery.environment, references).find((entry) => entry.deliveries.includes(delivery.id));
   }
 
   /** The session or POS payment a payment reference belongs to. */

@@ -3,27 +3,93 @@
  * an error, a busy or offline terminal or a reset
  * before the operation runs (on the way in, before its body is read), then an error, a reset or a
  * cut body once it has committed (on the way out, changing the answer `next` gives). Every answer
- * a rule changed names it in `X-Sandbox-Fault`; a reset has no answer at all.
+ * a rule changed names it in `X-Sandbox-Fault`; a reset has no answer at all. A call that names or
+ * made a record leaves a fault entry on that record's timeline.
  */
-import { DECLARED_LENGTH, FAULT_HEADER, type FaultRuleState } from '../faults.js';
+import { DECLARED_LENGTH, FAULT_HEADER, type FaultRuleState, referencesIn } from '../faults.js';
+import { readText } from '../http/body.js';
 import { failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure } from '../responses.js';
 import type { Caller } from '../tenants.js';
 import type { Step } from './chain.js';
 import type { ApiCall } from './endpoint.js';
 
-export function faults<C extends ApiCall & Caller>(traceId: () => string): Step<C> {
+export function faults<C extends ApiCall & Caller>(traceId: () => string, maxBodyBytes: number): Step<C> {
   return async (context, next) => {
     const { environment, route, tenant } = context;
     const rules = tenant.faults;
+    const struck: FaultRuleState[] = [];
     const slow = rules.strike(environment, route.template, 'latency');
-    if (slow) await sleep(rules.latencyMs(slow.effect));
+    if (slow) {
+      struck.push(slow);
+      await sleep(rules.latencyMs(slow.effect));
+    }
     const before = rules.strike(environment, route.template, 'before');
-    if (before) return withFault(injected(before, traceId), before);
-    const answer = await next(context);
+    if (before) {
+      struck.push(before);
+      // The operation never runs: the records the call names are in its path and body.
+      note(context, struck, [...context.params, ...referencesIn(await bodyOf(context.request, maxBodyBytes))]);
+      return withFault(injected(before, traceId), before);
+    }
+    let answer: Response;
+    try {
+      answer = await next(context);
+    } catch (error) {
+      note(context, struck, context.params);
+      throw error;
+    }
     const after = rules.strike(environment, route.template, 'after-commit');
+    if (after) struck.push(after);
+    if (struck.length > 0) note(context, struck, [...context.params, ...(await answerReferences(answer))]);
     if (after) return withFault(after.effect.type === 'truncate' ? await truncated(answer) : injected(after, traceId), after);
     return slow ? withFault(answer, slow) : answer;
   };
+}
+
+/**
+ * Files a fault entry per rule that struck under the records the call names or made; none for a
+ * call that names no record (a listing, a create stopped before it ran). Recording never changes
+ * the answer the rule gave: a failure to record is reported as the tenant's own.
+ */
+function note(context: ApiCall & Caller, struck: readonly FaultRuleState[], references: readonly string[]): void {
+  const { tenant, environment, route } = context;
+  if (struck.length === 0 || references.length === 0) return;
+  try {
+    tenant.store.transaction(() => {
+      for (const rule of struck)
+        tenant.store.addFaultEntry({
+          at: tenant.clock.now(),
+          environment,
+          rule: rule.id,
+          effect: structuredClone(rule.effect),
+          route: route.template,
+          event: null,
+          references: [...new Set(references)],
+          deliveries: [],
+        });
+    });
+  } catch (error) {
+    tenant.report(error);
+  }
+}
+
+/** A POST's JSON body, read only to find the records it names; `undefined` when there is none to read. */
+async function bodyOf(request: Request, limit: number): Promise<unknown> {
+  if (request.method !== 'POST') return undefined;
+  try {
+    return JSON.parse(await readText(request, limit));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The records a successful answer names (`data.sessionId`, `data.refundReference`, ...). */
+async function answerReferences(answer: Response): Promise<string[]> {
+  if (!answer.ok || answer.type === 'error') return [];
+  try {
+    return referencesIn(((await answer.clone().json()) as { data?: unknown }).data);
+  } catch {
+    return [];
+  }
 }
 
 /**

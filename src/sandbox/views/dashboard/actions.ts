@@ -1,11 +1,14 @@
-/** The dashboard's form actions: each runs one control and sends the browser back with what happened. */
+/** The dashboard's form actions: each runs one control of the tenant the form names and sends the browser back with what happened. */
 import type { Environment } from '../../../core/options.js';
 import { parseDuration } from '../../control/control.js';
+import { FaultRuleError } from '../../faults.js';
 import { returnPath } from '../../http/access.js';
 import { readText } from '../../http/body.js';
 import { ServiceFailure } from '../../responses.js';
+import { faultsPage, ruleFromForm } from './faults.js';
+import { render, unknownTenant } from './layout.js';
 import { lastAnswer } from './lists.js';
-import { type DashboardContext, duration, time } from './parts.js';
+import { type DashboardContext, type DashboardSettings, duration, href, TENANT_PARAM, tenantContext, time } from './parts.js';
 
 function environmentOf(form: URLSearchParams): Environment {
   const value = form.get('environment');
@@ -14,19 +17,24 @@ function environmentOf(form: URLSearchParams): Environment {
 }
 
 /** Runs a form action and sends the browser back with what happened (303, so a reload does not repeat it). */
-export async function act(context: DashboardContext, request: Request, url: URL, action: string): Promise<Response> {
-  const form = new URLSearchParams(await readText(request, context.maxBodyBytes));
+export async function act(settings: DashboardSettings, request: Request, url: URL, action: string): Promise<Response> {
+  const form = new URLSearchParams(await readText(request, settings.maxBodyBytes));
   // A page of another site cannot know the token: it cannot make a developer's browser act here.
-  if (form.get('token') !== context.formToken)
+  if (form.get('token') !== settings.formToken)
     return new Response('Stale or foreign form: reload the dashboard and try again', {
       status: 403,
       headers: { 'content-type': 'text/plain; charset=utf-8' },
     });
+  const context = tenantContext(settings, form.get(TENANT_PARAM));
+  if (!context) return unknownTenant(settings, form.get(TENANT_PARAM) ?? '');
   const returnTo = returnPath(form.get('returnTo'), url.origin);
   const back = (kind: 'notice' | 'problem', message: string) => {
     const target = new URL(returnTo);
     target.searchParams.delete('notice');
     target.searchParams.delete('problem');
+    // Back on the tenant acted on, whatever returnTo said.
+    target.searchParams.delete(TENANT_PARAM);
+    if (context.tenant !== undefined) target.searchParams.set(TENANT_PARAM, context.tenant);
     target.searchParams.set(kind, message);
     return new Response(null, { status: 303, headers: { location: `${target.pathname}${target.search}` } });
   };
@@ -76,11 +84,37 @@ export async function act(context: DashboardContext, request: Request, url: URL,
       case 'remove-webhook-url':
         control.removeWebhookUrl(form.get('url') ?? '');
         return back('notice', `Webhooks no longer go to ${form.get('url')}.`);
+      case 'add-fault': {
+        const added = addFault(context, form);
+        // Refused: the page again, 400, with why and with what was posted, to be corrected.
+        if ('refused' in added)
+          return render(context, { ...faultsPage(context, form), problem: added.refused, here: href(context, '/faults') }, 400);
+        return back('notice', `Rule ${added.id} added.`);
+      }
+      case 'remove-fault': {
+        const removed = context.faults.remove(id);
+        return removed
+          ? back('notice', `Rule ${id} removed; it struck ${removed.injected} ${removed.injected === 1 ? 'time' : 'times'}.`)
+          : back('problem', `No fault rule ${id}: it was removed already.`);
+      }
+      case 'clear-faults':
+        context.faults.clear();
+        return back('notice', 'Every fault rule was removed.');
       default:
         return new Response('Unknown action', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
     }
   } catch (error) {
     if (error instanceof ServiceFailure) return back('problem', error.message);
+    throw error;
+  }
+}
+
+/** Adds the rule the form describes: its id, or why it was refused (the control API's 400 message). */
+function addFault(context: DashboardContext, form: URLSearchParams): { id: string } | { refused: string } {
+  try {
+    return { id: context.faults.add(ruleFromForm(form)).id };
+  } catch (error) {
+    if (error instanceof FaultRuleError) return { refused: error.message };
     throw error;
   }
 }

@@ -4,6 +4,7 @@
  * for the control actions, the clock, and the test-mode tables. Every page reads and every action
  * works without JavaScript; a small nonce'd script refreshes the page's live region when the
  * state changes (Server-Sent Events at `/_dashboard/events`). No asset comes from anywhere else.
+ * One tenant at a time: the sandbox's own, or one made for a test worker, named by `?tenant=`.
  * This module routes the dashboard's paths to its pages, actions and live stream.
  */
 import type { Environment } from '../../../core/options.js';
@@ -11,13 +12,22 @@ import { dashboardGate } from '../../http/access.js';
 import { ServiceFailure } from '../../responses.js';
 import { act } from './actions.js';
 import { events } from './events.js';
-import { notFoundPage, render } from './layout.js';
+import { faultsPage } from './faults.js';
+import { notFoundPage, render, unknownTenant } from './layout.js';
 import { listPage, overview } from './lists.js';
-import { DASHBOARD_EVENTS_PATH, type DashboardContext, type Kind, LIVE_HEADER, type PageParts } from './parts.js';
+import {
+  DASHBOARD_EVENTS_PATH,
+  type DashboardSettings,
+  type Kind,
+  LIVE_HEADER,
+  type PageParts,
+  TENANT_PARAM,
+  tenantContext,
+} from './parts.js';
 import { deliveryPage, modificationPage, posPage, sessionPage } from './records.js';
 import { referencePage } from './reference.js';
 
-export type { DashboardContext } from './parts.js';
+export type { DashboardContext, DashboardSettings } from './parts.js';
 export { DASHBOARD_EVENTS_PATH } from './parts.js';
 
 const ACTION_PATH = /^\/_dashboard\/actions\/([a-z-]+)$/;
@@ -33,15 +43,18 @@ function decoded(param: string): string | undefined {
 }
 
 /** Serves the dashboard's pages, its live stream and its form actions; `undefined` for any other path. */
-export async function handleDashboard(request: Request, url: URL, context: DashboardContext): Promise<Response | undefined> {
+export async function handleDashboard(request: Request, url: URL, settings: DashboardSettings): Promise<Response | undefined> {
   const path = url.pathname;
   const action = ACTION_PATH.exec(path);
-  const isPage = path === '/' || path === '/live' || path === '/reference' || RECORD_PATH.test(path);
+  const isPage = path === '/' || path === '/live' || path === '/faults' || path === '/reference' || RECORD_PATH.test(path);
   if (!isPage && !action && path !== DASHBOARD_EVENTS_PATH) return undefined;
-  const denied = context.accessToken === undefined ? undefined : dashboardGate(request, url, context.accessToken);
+  const denied = settings.accessToken === undefined ? undefined : dashboardGate(request, url, settings.accessToken);
   if (denied) return denied;
+  // An action names its tenant in the form it posts.
+  if (action) return request.method === 'POST' ? act(settings, request, url, action[1] ?? '') : methodNotAllowed('POST');
+  const context = tenantContext(settings, url.searchParams.get(TENANT_PARAM));
+  if (!context) return unknownTenant(settings, url.searchParams.get(TENANT_PARAM) ?? '');
   if (path === DASHBOARD_EVENTS_PATH) return request.method === 'GET' ? events(context, request) : methodNotAllowed('GET');
-  if (action) return request.method === 'POST' ? act(context, request, url, action[1] ?? '') : methodNotAllowed('POST');
   if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed('GET');
   const notice = url.searchParams.get('notice') ?? undefined;
   const problem = url.searchParams.get('problem') ?? undefined;
@@ -53,6 +66,7 @@ export async function handleDashboard(request: Request, url: URL, context: Dashb
     render(context, { ...parts, notice, problem, here: `${here.pathname}${here.search}` }, status, liveOnly);
   if (path === '/' || path === '/live') return show(overview(context, path === '/' ? 'test' : 'live'));
   if (path === '/reference') return show(referencePage());
+  if (path === '/faults') return show(faultsPage(context));
   const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
   const environment = environmentName as Environment;
   const kind = kindName as Kind;

@@ -1,4 +1,4 @@
-/** The frame of every dashboard page (header, environment bar, clock, live region), its style sheet and scripts, and the answer that carries it. */
+/** The frame of every dashboard page (header, tenant choice, environment bar, clock, live region), its style sheet and scripts, and the answer that carries it. */
 import { type Html, html, raw } from '../html.js';
 import { cspNonce, htmlResponse } from '../response.js';
 import {
@@ -6,10 +6,14 @@ import {
   base,
   DASHBOARD_EVENTS_PATH,
   type DashboardContext,
+  type DashboardSettings,
   duration,
+  href,
   LIVE_HEADER,
   link,
   type PageParts,
+  TENANT_PARAM,
+  tenantContext,
   time,
 } from './parts.js';
 
@@ -23,7 +27,7 @@ nav a[aria-current=page]{font-weight:700;color:var(--ink)}
 .env a{margin-left:1rem}main{padding:1rem;max-width:72rem;margin:0 auto}h1{font-size:1.4rem;margin:.5rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--line)}caption{text-align:left;font-weight:600;padding:.4rem 0}
 th,td{text-align:left;padding:.4rem .55rem;border-bottom:1px solid var(--line);vertical-align:top}th{background:#eef0f3}
-.scroll{overflow-x:auto}form.inline{display:inline-flex;flex-wrap:wrap;gap:.4rem;align-items:end;margin:.25rem .75rem .25rem 0;max-width:100%}form.inline>div{max-width:100%}
+.scroll{overflow-x:auto;position:relative}form.inline{display:inline-flex;flex-wrap:wrap;gap:.4rem;align-items:end;margin:.25rem .75rem .25rem 0;max-width:100%}form.inline>div{max-width:100%}
 label{font-weight:600;display:block;font-size:.9rem}input,select{max-width:100%;font:inherit;padding:.35rem .45rem;border:1px solid #8a8f98;border-radius:.3rem;background:#fff}
 button{font:inherit;padding:.4rem .85rem;border-radius:.3rem;border:1px solid var(--accent);background:var(--accent);color:#fff;cursor:pointer}
 button.secondary{background:#fff;color:var(--accent)}button.danger{background:#b42318;border-color:#b42318}
@@ -40,6 +44,11 @@ ol.timeline{padding-left:1.2rem}ol.timeline li{margin:.3rem 0}.pager{display:fle
 .clock summary{display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:baseline;cursor:pointer;list-style:none}.clock summary::-webkit-details-marker{display:none}
 .clock summary::before{content:'▸';color:var(--muted)}.clock[open] summary::before{content:'▾'}.clock h2{margin:0;font-size:1rem}
 .clock .advance{display:flex;flex-wrap:wrap;gap:.25rem 1.5rem;align-items:end;margin-top:.5rem}.clock p{margin:0}.clock form.inline{margin:0}
+header form.tenant{display:flex;flex-wrap:wrap;gap:.4rem;align-items:center;margin-left:auto}header form.tenant label{display:inline}
+form.stacked{display:flex;flex-direction:column;align-items:flex-start;gap:.6rem}form.stacked>div{width:100%}
+fieldset{border:1px solid var(--line);border-radius:.4rem;margin:0;padding:.5rem .75rem;min-width:0;background:#fff}legend{font-weight:600;padding:0 .3rem}
+.fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(12rem,1fr));gap:.5rem .9rem}.fields input,.fields select{width:100%}
+.hint{margin:.15rem 0 0;font-size:.85rem;color:var(--muted)}td form.inline{margin:0}
 @media (max-width:40rem){.extra{display:none}table{font-size:.875rem}th,td{padding:.35rem .4rem}.clock{padding:.5rem .75rem}}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}`;
 
@@ -67,19 +76,45 @@ const LIVE_SCRIPT = `(() => {
       if (response.ok && html !== region.innerHTML) { region.innerHTML = html; announce.textContent = 'Updated ' + new Date().toLocaleTimeString(); }
     } finally { busy = false; }
   };
-  new EventSource('${DASHBOARD_EVENTS_PATH}').addEventListener('change', refresh);
+  const tenant = new URLSearchParams(location.search).get('${TENANT_PARAM}');
+  const stream = '${DASHBOARD_EVENTS_PATH}' + (tenant ? '?${TENANT_PARAM}=' + encodeURIComponent(tenant) : '');
+  new EventSource(stream).addEventListener('change', refresh);
 })();`;
+
+/**
+ * The tenant chooser: the sandbox's own and the tenants made for test workers, by name and webcode.
+ * It opens the chosen tenant's overview (or its fault rules, from there); none while there is one.
+ */
+function tenantChooser(context: DashboardContext, parts: PageParts): Html | false {
+  const made = context.tenants.list();
+  if (made.length === 0) return false;
+  const main = context.tenants.main.webcode;
+  const choices = [
+    [main, `Sandbox's own (${main})`],
+    ...made.map((view) => [view.webcode, view.name === view.webcode ? view.webcode : `${view.name} (${view.webcode})`]),
+  ];
+  const target = parts.current === 'faults' ? '/faults' : parts.environment === 'live' ? '/live' : '/';
+  return html`<form class="tenant" method="get" action="${target}"><label for="tenant-choice">Tenant</label><select id="tenant-choice" name="${TENANT_PARAM}">${choices.map(
+    ([webcode, label]) => html`<option value="${webcode}"${webcode === context.webcode && html` selected`}>${label}</option>`,
+  )}</select><button type="submit" class="secondary">Show</button></form>`;
+}
+
+/** The chosen tenant as people know it: its name and webcode, or the webcode alone. */
+function tenantLabel(context: DashboardContext): string {
+  const name = context.tenant === undefined ? undefined : context.tenants.list().find((view) => view.webcode === context.tenant)?.name;
+  return name === undefined || name === context.webcode ? `webcode ${context.webcode}` : `${name} (webcode ${context.webcode})`;
+}
 
 function layout(context: DashboardContext, parts: PageParts, nonce: string): Html {
   const environment = parts.environment ?? 'test';
   const clock = context.control.clock();
-  const navItem = (href: string, label: string, key: PageParts['current']) =>
-    html`<li><a href="${href}"${parts.current === key && html` aria-current="page"`}>${label}</a></li>`;
+  const navItem = (path: string, label: string, key: PageParts['current']) =>
+    html`<li><a href="${href(context, path)}"${parts.current === key && html` aria-current="page"`}>${label}</a></li>`;
   const other = environment === 'test' ? 'live' : 'test';
   const envBar =
     parts.environment !== undefined &&
-    html`<div class="env ${environment}" role="region" aria-label="Environment">${environment === 'test' ? 'Test' : 'Live'} data of webcode ${context.webcode}${link(
-      other === 'test' ? '/' : '/live',
+    html`<div class="env ${environment}" role="region" aria-label="Environment">${environment === 'test' ? 'Test' : 'Live'} data of ${tenantLabel(context)}${link(
+      href(context, other === 'test' ? '/' : '/live'),
       `Switch to ${other === 'test' ? 'Test' : 'Live'}`,
     )}</div>`;
   return html`<!doctype html>
@@ -93,15 +128,17 @@ function layout(context: DashboardContext, parts: PageParts, nonce: string): Htm
 </head>
 <body>
 <header>
-<a class="brand" href="/">Payment sandbox</a>
+<a class="brand" href="${href(context, '/')}">Payment sandbox</a>
 <nav aria-label="Sections"><ul>
 ${navItem(environment === 'test' ? '/' : '/live', 'Overview', 'overview')}
 ${navItem(`${base(environment)}/sessions`, 'Sessions', 'sessions')}
 ${navItem(`${base(environment)}/pos-payments`, 'POS payments', 'pos-payments')}
 ${navItem(`${base(environment)}/modifications`, 'Modifications', 'modifications')}
 ${navItem(`${base(environment)}/deliveries`, 'Webhook deliveries', 'deliveries')}
+${navItem('/faults', 'Fault rules', 'faults')}
 ${navItem('/reference', 'Test-mode reference', 'reference')}
 </ul></nav>
+${tenantChooser(context, parts)}
 </header>
 ${envBar}
 <main>
@@ -141,8 +178,17 @@ export function notFoundPage(context: DashboardContext, what: string): Response 
       title: 'Not found',
       environment: undefined,
       current: 'overview',
-      body: html`<h1>Not found</h1><p>${what}</p><p>${link('/', 'Back to the overview')}</p>`,
+      body: html`<h1>Not found</h1><p>${what}</p><p>${link(href(context, '/'), 'Back to the overview')}</p>`,
     },
     404,
+  );
+}
+
+/** 404 for a `?tenant=` (or a form's tenant) that names no tenant: removed, or never made. The page is the sandbox's own tenant's. */
+export function unknownTenant(settings: DashboardSettings, webcode: string): Response {
+  const main = tenantContext(settings, null) as DashboardContext;
+  return notFoundPage(
+    main,
+    `No tenant with webcode ${webcode}: it was removed, or this sandbox never made it (tenants made for test workers go when the sandbox stops).`,
   );
 }

@@ -10,12 +10,14 @@ import {
   type Cell,
   type Column,
   type DashboardContext,
+  href,
   KINDS,
   type Kind,
   link,
   money,
   type PageParts,
   status,
+  TENANT_PARAM,
   table,
   time,
 } from './parts.js';
@@ -26,11 +28,16 @@ function options(values: readonly string[], selected: string | undefined): Html[
   );
 }
 
-function filterForm(kind: Kind, environment: Environment, params: ControlListParams & { type?: string | undefined }): Html {
+function filterForm(
+  context: DashboardContext,
+  kind: Kind,
+  environment: Environment,
+  params: ControlListParams & { type?: string | undefined },
+): Html {
   const typeSelect =
     kind === 'modifications' &&
     html`<div><label for="filter-type">Type</label><select id="filter-type" name="type">${options(['', 'refund', 'capture', 'cancel', 'extend'], params.type)}</select></div>`;
-  return html`<form class="inline" method="get" action="${base(environment)}/${kind}" aria-label="Filter">
+  return html`<form class="inline" method="get" action="${base(environment)}/${kind}" aria-label="Filter">${context.tenant !== undefined && html`<input type="hidden" name="${TENANT_PARAM}" value="${context.tenant}">`}
 <div><label for="filter-status">Status</label><select id="filter-status" name="status">${options(['', ...KINDS[kind].statuses], params.status)}</select></div>
 ${typeSelect}<div><label for="filter-order">Order</label><select id="filter-order" name="order"><option value="desc"${params.order !== 'asc' && html` selected`}>newest first</option><option value="asc"${params.order === 'asc' && html` selected`}>oldest first</option></select></div>
 <button type="submit" class="secondary">Apply</button>
@@ -47,9 +54,9 @@ function pager<R>(page: ControlPage<R>, path: string, query: URLSearchParams): H
   }<span class="muted">${page.total} in all</span></p>`;
 }
 
-function sessionRows(environment: Environment, sessions: SessionRecord[]): Cell[][] {
+function sessionRows(context: DashboardContext, environment: Environment, sessions: SessionRecord[]): Cell[][] {
   return sessions.map((session) => [
-    link(`${base(environment)}/sessions/${encodeURIComponent(session.sessionId)}`, session.sessionId),
+    link(href(context, `${base(environment)}/sessions/${encodeURIComponent(session.sessionId)}`), session.sessionId),
     status(session.status),
     money(session.amount),
     session.customReference ?? '',
@@ -58,9 +65,9 @@ function sessionRows(environment: Environment, sessions: SessionRecord[]): Cell[
   ]);
 }
 
-function posRows(environment: Environment, payments: PosRecord[]): Cell[][] {
+function posRows(context: DashboardContext, environment: Environment, payments: PosRecord[]): Cell[][] {
   return payments.map((payment) => [
-    link(`${base(environment)}/pos-payments/${encodeURIComponent(payment.posPaymentId)}`, payment.posPaymentId),
+    link(href(context, `${base(environment)}/pos-payments/${encodeURIComponent(payment.posPaymentId)}`), payment.posPaymentId),
     status(payment.status),
     money(payment.amount),
     payment.poiId,
@@ -69,9 +76,9 @@ function posRows(environment: Environment, payments: PosRecord[]): Cell[][] {
   ]);
 }
 
-export function modificationRows(environment: Environment, records: ModificationRecord[]): Cell[][] {
+export function modificationRows(context: DashboardContext, environment: Environment, records: ModificationRecord[]): Cell[][] {
   return records.map((record) => [
-    link(`${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`, record.operationReference),
+    link(href(context, `${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`), record.operationReference),
     record.operationType,
     status(record.status),
     money(record.amount),
@@ -86,12 +93,13 @@ export function lastAnswer(delivery: WebhookDelivery): string {
   return last.status === null ? `no answer: ${last.error ?? ''}` : `HTTP ${last.status}`;
 }
 
-export function deliveryRows(environment: Environment, deliveries: WebhookDelivery[]): Cell[][] {
+export function deliveryRows(context: DashboardContext, environment: Environment, deliveries: WebhookDelivery[]): Cell[][] {
   return deliveries.map((delivery) => [
-    link(`${base(environment)}/deliveries/${delivery.id}`, `#${delivery.id}`),
+    link(href(context, `${base(environment)}/deliveries/${delivery.id}`), `#${delivery.id}`),
     delivery.event.event_code,
     String(delivery.event.data.paymentReference ?? ''),
     status(deliveryStatus(delivery)),
+    delivery.fault ?? '',
     `${delivery.attempts.length} (${lastAnswer(delivery)})`,
     delivery.url,
     time(delivery.createdAt),
@@ -122,6 +130,7 @@ export const HEADINGS: Record<Kind, Column[]> = {
     'Event',
     ['Payment', 'id'],
     'Status',
+    ['Fault rule', 'nowrap extra'],
     ['Attempts (last answer)', 'extra'],
     ['URL', 'extra'],
     ['Created', 'extra'],
@@ -141,16 +150,16 @@ export function listPage(context: DashboardContext, kind: Kind, environment: Env
   let page: ControlPage<unknown>;
   if (kind === 'sessions') {
     const found = control.listSessions(environment, params);
-    [page, rows] = [found, sessionRows(environment, found.items)];
+    [page, rows] = [found, sessionRows(context, environment, found.items)];
   } else if (kind === 'pos-payments') {
     const found = control.listPosPayments(environment, params);
-    [page, rows] = [found, posRows(environment, found.items)];
+    [page, rows] = [found, posRows(context, environment, found.items)];
   } else if (kind === 'modifications') {
     const found = control.listModifications(environment, params);
-    [page, rows] = [found, modificationRows(environment, found.items)];
+    [page, rows] = [found, modificationRows(context, environment, found.items)];
   } else {
     const found = control.listDeliveries(environment, params);
-    [page, rows] = [found, deliveryRows(environment, found.items)];
+    [page, rows] = [found, deliveryRows(context, environment, found.items)];
   }
   const title = KINDS[kind].title;
   return {
@@ -158,7 +167,7 @@ export function listPage(context: DashboardContext, kind: Kind, environment: Env
     environment,
     current: kind,
     body: html`<h1>${title}</h1>
-${filterForm(kind, environment, params)}
+${filterForm(context, kind, environment, params)}
 ${table(`${title}, ${environment === 'test' ? 'Test' : 'Live'}`, HEADINGS[kind], rows, `No ${title.toLowerCase()} match.`)}
 ${pager(page, `${base(environment)}/${kind}`, query)}`,
   };
@@ -169,12 +178,13 @@ export function overview(context: DashboardContext, environment: Environment): P
   const counts = control.counts(environment);
   const recent = { take: 5, order: 'desc' as const };
   const card = (kind: Kind, count: number) =>
-    html`<div class="panel"><h2>${link(`${base(environment)}/${kind}`, KINDS[kind].title)}</h2><p>${count} in all</p></div>`;
+    html`<div class="panel"><h2>${link(href(context, `${base(environment)}/${kind}`), KINDS[kind].title)}</h2><p>${count} in all</p></div>`;
   const urls =
     control.webhookUrls.length === 0
       ? html`<p class="muted">None: webhooks are recorded but not sent. Add one with <code>--webhook-url</code>, or below.</p>`
       : html`<ul>${control.webhookUrls.map(
-          (url) => html`<li>${url} ${actionForm(context, 'remove-webhook-url', '/', { hidden: { url } }, 'Remove', 'secondary')}</li>`,
+          (url) =>
+            html`<li>${url} ${actionForm(context, 'remove-webhook-url', environment === 'test' ? '/' : '/live', { hidden: { url } }, 'Remove', 'secondary')}</li>`,
         )}</ul>`;
   return {
     title: 'Overview',
@@ -183,11 +193,11 @@ export function overview(context: DashboardContext, environment: Environment): P
     body: html`<h1>${environment === 'test' ? 'Test' : 'Live'} overview</h1>
 <div class="grid">${card('sessions', counts.sessions)}${card('pos-payments', counts.posPayments)}${card('modifications', counts.modifications)}${card('deliveries', counts.deliveries)}</div>
 <h2>Latest sessions</h2>
-${table('Latest sessions', HEADINGS.sessions, sessionRows(environment, control.listSessions(environment, recent).items), 'No session yet: create one with the SDK or the API.')}
+${table('Latest sessions', HEADINGS.sessions, sessionRows(context, environment, control.listSessions(environment, recent).items), 'No session yet: create one with the SDK or the API.')}
 <h2>Latest POS payments</h2>
-${table('Latest POS payments', HEADINGS['pos-payments'], posRows(environment, control.listPosPayments(environment, recent).items), 'No POS payment yet.')}
+${table('Latest POS payments', HEADINGS['pos-payments'], posRows(context, environment, control.listPosPayments(environment, recent).items), 'No POS payment yet.')}
 <h2>Latest webhook deliveries</h2>
-${table('Latest webhook deliveries', HEADINGS.deliveries, deliveryRows(environment, control.listDeliveries(environment, recent).items), 'No webhook delivery yet.')}
+${table('Latest webhook deliveries', HEADINGS.deliveries, deliveryRows(context, environment, control.listDeliveries(environment, recent).items), 'No webhook delivery yet.')}
 <h2>Webhook URLs</h2>
 ${urls}
 ${actionForm(
@@ -203,6 +213,6 @@ ${actionForm(
   'secondary',
 )}
 <h2>Start over</h2>
-${actionForm(context, 'reset', '/', { fields: [html`<p class="muted">Deletes every record of both environments and sets the clock back.</p>`] }, 'Reset all data', 'danger')}`,
+${actionForm(context, 'reset', '/', { fields: [html`<p class="muted">Deletes every record of both environments of webcode ${context.webcode} and sets its clock back.</p>`] }, 'Reset all data', 'danger')}`,
   };
 }

@@ -1,17 +1,57 @@
 /** The dashboard's building blocks: what it needs from the sandbox, its sections, and the links, statuses, forms and tables every page uses. */
 import type { Environment } from '../../../core/options.js';
 import type { SandboxControl } from '../../control/control.js';
+import type { FaultRules } from '../../faults.js';
+import type { Tenants } from '../../tenants.js';
 import { type Html, html } from '../html.js';
 
 /** What the dashboard needs from the sandbox. */
-export interface DashboardContext {
-  control: SandboxControl;
+export interface DashboardSettings {
+  /** The sandbox's own tenant and those made for test workers: the dashboard shows one at a time. */
+  tenants: Tenants;
   /** A secret of this process, put in every form: a page elsewhere cannot post actions here. */
   formToken: string;
   /** When set, every dashboard request needs it (`?token=` once, then the cookie). */
   accessToken?: string | undefined;
   maxBodyBytes: number;
+}
+
+/** One request's dashboard: the tenant it shows and acts on, and that tenant's controls and fault rules. */
+export interface DashboardContext extends DashboardSettings {
+  control: SandboxControl;
+  faults: FaultRules;
   webcode: string;
+  /** The chosen tenant's webcode as links carry it (`?tenant=`); `undefined` for the sandbox's own. */
+  tenant: string | undefined;
+}
+
+/** Where the dashboard's pages and forms name the tenant they show. */
+export const TENANT_PARAM = 'tenant';
+
+/**
+ * The dashboard of the tenant `webcode` names (`null` or empty: the sandbox's own);
+ * `undefined` when no tenant has that webcode.
+ */
+export function tenantContext(settings: DashboardSettings, webcode: string | null): DashboardContext | undefined {
+  const { main } = settings.tenants;
+  const tenant = webcode === null || webcode === '' ? main : settings.tenants.all().find((candidate) => candidate.webcode === webcode);
+  if (!tenant) return undefined;
+  return {
+    ...settings,
+    control: tenant.control,
+    faults: tenant.faults,
+    webcode: tenant.webcode,
+    tenant: tenant === main ? undefined : tenant.webcode,
+  };
+}
+
+/** A dashboard path (with or without a query) that keeps the chosen tenant. */
+export function href(context: DashboardContext, path: string): string {
+  if (context.tenant === undefined) return path;
+  const split = path.indexOf('?');
+  const query = new URLSearchParams(split < 0 ? '' : path.slice(split + 1));
+  query.set(TENANT_PARAM, context.tenant);
+  return `${split < 0 ? path : path.slice(0, split)}?${query}`;
 }
 
 export const KINDS = {
@@ -63,7 +103,7 @@ export interface PageParts {
   title: string;
   environment: Environment | undefined;
   /** The nav entry of this page. */
-  current: Kind | 'overview' | 'reference';
+  current: Kind | 'overview' | 'faults' | 'reference';
   body: Html;
   notice?: string | undefined;
   problem?: string | undefined;
@@ -93,23 +133,26 @@ export function duration(ms: number): string {
 interface FormParts {
   hidden?: Record<string, string> | undefined;
   fields?: Html[] | undefined;
+  /** Fields stacked the width of the page (a long form), instead of side by side on one line. */
+  stacked?: boolean | undefined;
 }
 
-/** A form posting one control action; `returnTo` is where the browser goes back to. */
+/** A form posting one control action on the chosen tenant; `returnTo` is where the browser goes back to (on the same tenant). */
 export function actionForm(
   context: DashboardContext,
   action: string,
   returnTo: string,
   parts: FormParts,
-  button = action === 'advance' ? 'Advance' : action,
+  button: string | Html = action === 'advance' ? 'Advance' : action,
   style = '',
 ): Html {
+  const hidden = { ...(context.tenant === undefined ? {} : { [TENANT_PARAM]: context.tenant }), ...parts.hidden };
   const inputs = [
-    ...Object.entries(parts.hidden ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`),
+    ...Object.entries(hidden).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`),
     ...(parts.fields ?? []).map((field) => html`<div>${field}</div>`),
   ];
-  return html`<form class="inline" method="post" action="/_dashboard/actions/${action}">
-<input type="hidden" name="token" value="${context.formToken}">${returnTo && html`<input type="hidden" name="returnTo" value="${returnTo}">`}
+  return html`<form class="${parts.stacked ? 'stacked' : 'inline'}" method="post" action="/_dashboard/actions/${action}">
+<input type="hidden" name="token" value="${context.formToken}">${returnTo && html`<input type="hidden" name="returnTo" value="${href(context, returnTo)}">`}
 ${inputs.map((input, index) => (index === 0 ? input : html`\n${input}`))}
 <button type="submit"${style && html` class="${style}"`}>${button}</button>
 </form>`;

@@ -2,11 +2,12 @@
 import type { Environment } from '../../../core/options.js';
 import { TEST_CARDHOLDER_NAMES, TEST_SUCCESS_CARDHOLDER } from '../../../testing/index.js';
 import type { RecordTimeline } from '../../control/control.js';
-import type { DeliveryAttempt, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../../records.js';
+import type { DeliveryAttempt, FaultEntry, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../../records.js';
 import { deliveryStatus } from '../../store.js';
 import { type Html, html } from '../html.js';
+import { describeEffect } from './faults.js';
 import { deliveryRows, HEADINGS, modificationRows } from './lists.js';
-import { actionForm, base, type Cell, type DashboardContext, link, money, type PageParts, status, table, time } from './parts.js';
+import { actionForm, base, type Cell, type DashboardContext, href, link, money, type PageParts, status, table, time } from './parts.js';
 
 function fields(entries: [string, Cell][]): Html {
   return html`<dl>${entries.map(([name, value]) => html`<dt>${name}</dt><dd>${value}</dd>`)}</dl>`;
@@ -17,8 +18,8 @@ function attemptLine(attempt: DeliveryAttempt): string {
   return `${answer} in ${attempt.durationMs} ms`;
 }
 
-function deliveriesSection(environment: Environment, deliveries: WebhookDelivery[]): Html {
-  return html`<h2>Webhooks sent</h2>${table('Webhooks about this record', HEADINGS.deliveries, deliveryRows(environment, deliveries), 'No webhook about this record.')}`;
+function deliveriesSection(context: DashboardContext, environment: Environment, deliveries: WebhookDelivery[]): Html {
+  return html`<h2>Webhooks sent</h2>${table('Webhooks about this record', HEADINGS.deliveries, deliveryRows(context, environment, deliveries), 'No webhook about this record.')}`;
 }
 
 /** A timeline entry: when (`null`: not recorded, listed last) and what. */
@@ -33,22 +34,40 @@ function timelineList(items: TimelineEntry[]): Html {
     )}</ol>`;
 }
 
-function deliveryEvents(environment: Environment, deliveries: WebhookDelivery[]): TimelineEntry[] {
+function deliveryLink(context: DashboardContext, environment: Environment, id: number): Html {
+  return link(href(context, `${base(environment)}/deliveries/${id}`), `#${id}`);
+}
+
+function deliveryEvents(context: DashboardContext, environment: Environment, deliveries: WebhookDelivery[]): TimelineEntry[] {
   return deliveries.flatMap((delivery) =>
     delivery.attempts.map(
       (attempt): TimelineEntry => [
         attempt.at,
-        html`webhook ${link(`${base(environment)}/deliveries/${delivery.id}`, `#${delivery.id}`)} ${delivery.event.event_code} to ${delivery.url}: ${attemptLine(attempt)}`,
+        html`webhook ${deliveryLink(context, environment, delivery.id)} ${delivery.event.event_code} to ${delivery.url}: ${attemptLine(attempt)}`,
       ],
     ),
   );
 }
 
-function modificationEvents(environment: Environment, records: ModificationRecord[]): TimelineEntry[] {
+/** Where fault rules struck: the call or the event, the rule and what it did, and the deliveries a webhook effect made. */
+function faultEvents(context: DashboardContext, environment: Environment, entries: FaultEntry[]): TimelineEntry[] {
+  return entries.map((entry): TimelineEntry => {
+    const what = entry.route === null ? `the ${entry.event} webhook` : html`<code>${entry.route}</code>`;
+    const deliveries =
+      entry.deliveries.length > 0 &&
+      html` (deliveries ${entry.deliveries.map((id, index) => html`${index > 0 && ', '}${deliveryLink(context, environment, id)}`)})`;
+    return [
+      entry.at,
+      html`<span class="status bad">fault</span> rule ${entry.rule} struck ${what}: ${describeEffect(entry.effect)}${deliveries}`,
+    ];
+  });
+}
+
+function modificationEvents(context: DashboardContext, environment: Environment, records: ModificationRecord[]): TimelineEntry[] {
   return records.flatMap((record): TimelineEntry[] => [
     [
       record.createdAt,
-      html`${record.operationType} ${link(`${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`, record.operationReference)} requested`,
+      html`${record.operationType} ${link(href(context, `${base(environment)}/modifications/${encodeURIComponent(record.operationReference)}`), record.operationReference)} requested`,
     ],
     ...(record.resolvedAt === null
       ? []
@@ -84,7 +103,7 @@ function sessionActions(context: DashboardContext, environment: Environment, ses
   )}${actionForm(context, 'expire', here, { hidden: target }, 'Expire now', 'secondary')}`;
 }
 
-function sessionEvents(environment: Environment, timeline: RecordTimeline<SessionRecord>): TimelineEntry[] {
+function sessionEvents(context: DashboardContext, environment: Environment, timeline: RecordTimeline<SessionRecord>): TimelineEntry[] {
   const session = timeline.record;
   const payer = session.controlPayment;
   return [
@@ -108,8 +127,9 @@ function sessionEvents(environment: Environment, timeline: RecordTimeline<Sessio
     ...(session.status === 'expired' || session.status === 'cancelled' || session.status === 'failed'
       ? [[session.endedAt, session.status] as TimelineEntry]
       : []),
-    ...modificationEvents(environment, timeline.modifications),
-    ...deliveryEvents(environment, timeline.deliveries),
+    ...modificationEvents(context, environment, timeline.modifications),
+    ...deliveryEvents(context, environment, timeline.deliveries),
+    ...faultEvents(context, environment, timeline.faults),
   ];
 }
 
@@ -138,9 +158,9 @@ ${fields([
   ['Locale, country', `${session.shopperLocale}, ${session.countryCode}`],
 ])}
 <h2>Actions</h2>${sessionActions(context, environment, session, here)}
-<h2>Timeline</h2>${timelineList(sessionEvents(environment, timeline))}
-<h2>Modifications</h2>${table('Modifications of this session', HEADINGS.modifications, modificationRows(environment, timeline.modifications), 'No modification.')}
-${deliveriesSection(environment, timeline.deliveries)}`,
+<h2>Timeline</h2>${timelineList(sessionEvents(context, environment, timeline))}
+<h2>Modifications</h2>${table('Modifications of this session', HEADINGS.modifications, modificationRows(context, environment, timeline.modifications), 'No modification.')}
+${deliveriesSection(context, environment, timeline.deliveries)}`,
   };
 }
 
@@ -182,11 +202,12 @@ ${fields([
 <h2>Actions</h2>${actions}
 <h2>Timeline</h2>${timelineList([
       [payment.createdAt, 'sent to the terminal'],
-      ...modificationEvents(environment, timeline.modifications),
-      ...deliveryEvents(environment, timeline.deliveries),
+      ...modificationEvents(context, environment, timeline.modifications),
+      ...deliveryEvents(context, environment, timeline.deliveries),
+      ...faultEvents(context, environment, timeline.faults),
     ])}
-<h2>Modifications</h2>${table('Modifications of this payment', HEADINGS.modifications, modificationRows(environment, timeline.modifications), 'No modification.')}
-${deliveriesSection(environment, timeline.deliveries)}`,
+<h2>Modifications</h2>${table('Modifications of this payment', HEADINGS.modifications, modificationRows(context, environment, timeline.modifications), 'No modification.')}
+${deliveriesSection(context, environment, timeline.deliveries)}`,
   };
 }
 
@@ -194,7 +215,7 @@ function ownerLink(context: DashboardContext, environment: Environment, paymentR
   const owner = context.control.paymentOwner(environment, paymentReference);
   if (!owner) return paymentReference;
   return link(
-    `${base(environment)}/${owner.kind === 'session' ? 'sessions' : 'pos-payments'}/${encodeURIComponent(owner.id)}`,
+    href(context, `${base(environment)}/${owner.kind === 'session' ? 'sessions' : 'pos-payments'}/${encodeURIComponent(owner.id)}`),
     paymentReference,
   );
 }
@@ -229,13 +250,18 @@ ${fields([
   ['Reason', record.reason ?? ''],
 ])}
 <h2>Actions</h2>${actions}
-<h2>Timeline</h2>${timelineList([...modificationEvents(environment, [record]), ...deliveryEvents(environment, timeline.deliveries)])}
-${deliveriesSection(environment, timeline.deliveries)}`,
+<h2>Timeline</h2>${timelineList([
+      ...modificationEvents(context, environment, [record]),
+      ...deliveryEvents(context, environment, timeline.deliveries),
+      ...faultEvents(context, environment, timeline.faults),
+    ])}
+${deliveriesSection(context, environment, timeline.deliveries)}`,
   };
 }
 
 export function deliveryPage(context: DashboardContext, environment: Environment, delivery: WebhookDelivery): PageParts {
   const here = `${base(environment)}/deliveries/${delivery.id}`;
+  const fault = context.control.deliveryFault(delivery);
   const reference = delivery.event.data.paymentReference;
   const rows = delivery.attempts.map((attempt, index): Cell[] => [
     String(index + 1),
@@ -259,9 +285,8 @@ ${fields([
   ['Payment', typeof reference === 'string' ? ownerLink(context, environment, reference) : ''],
   ['URL', delivery.url],
   ['Created', time(delivery.createdAt)],
-  ...(delivery.resendOf
-    ? [['Resends', link(`${base(environment)}/deliveries/${delivery.resendOf}`, `#${delivery.resendOf}`)] as [string, Cell]]
-    : []),
+  ...(delivery.resendOf ? [['Resends', deliveryLink(context, environment, delivery.resendOf)] as [string, Cell]] : []),
+  ...(delivery.fault ? [['Fault', html`rule ${delivery.fault}${fault && html`: ${describeEffect(fault.effect)}`}`] as [string, Cell]] : []),
 ])}
 <h2>Actions</h2>${actionForm(context, 'resend', here, { hidden: { environment, id: String(delivery.id) } }, 'Resend', 'secondary')}
 <h2>Attempts</h2>${table('Attempts, with the first 2 KB of each answer', ['#', 'At', 'Answer', 'Took', 'Body or error'], rows, 'No attempt yet.')}
