@@ -53,7 +53,9 @@ export class TenantRegistry {
   /** Writes the list whole, through a temporary file: a crash leaves the old list or the new one. */
   save(made: readonly MadeTenant[]): void {
     const fs = nodeFs();
-    fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(this.dir, { recursive: true });
+    // Made before by the first tenant's store, with the default mode.
+    fs.chmodSync(this.dir, 0o700);
     const temporary = `${this.#file}.tmp`;
     fs.writeFileSync(temporary, `${JSON.stringify({ tenants: made }, null, 2)}\n`, { mode: 0o600 });
     // `mode` applies only to a new file: one left by a crash keeps its own.

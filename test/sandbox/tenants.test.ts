@@ -327,6 +327,7 @@ describe('made tenants in the data folder', () => {
     expect(existsSync(join(dataDir, 'tenants', 'WORKER_1', 'sandbox.db'))).toBe(true);
     // It holds keys and client secrets: its owner's only.
     expect(statSync(list).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dataDir, 'tenants')).mode & 0o777).toBe(0o700);
     await first.sandbox.close();
 
     const second = await startOn(dataDir);
