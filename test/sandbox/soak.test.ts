@@ -261,6 +261,16 @@ describe('soak: the SDK against injected faults on every write route', () => {
         expect(madeBefore.size, kind).toBe(answered + leftByFailures.length);
         for (const call of leftByFailures) expect(call.resent?.replayed, call.customReference).toBe(true);
       }
+      // The listings count what the store holds.
+      const total = async (pages: AsyncIterator<{ total: number }>) => (await pages.next()).value?.total;
+      const test = { environment: 'test' } as const;
+      expect(await total(resend.sessions.list({ take: 1 }).pages())).toBe(sandbox.records.sessions(test).length);
+      expect(await total(resend.pos.list({ take: 1 }).pages())).toBe(sandbox.records.posPayments(test).length);
+      for (const type of ['refund', 'capture', 'extend', 'cancel'] as const) {
+        expect(await total(resend.modifications.list({ type, take: 1 }).pages()), type).toBe(
+          sandbox.records.modifications({ ...test, type }).length,
+        );
+      }
       // POS payments ended in their final status, one charge each.
       for (const payment of sandbox.records.posPayments({ environment: 'test' })) expect(payment.status).toBe('success');
 
