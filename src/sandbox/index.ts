@@ -19,16 +19,7 @@ import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './re
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
 import { TenantRegistry } from './tenant-registry.js';
-import {
-  openTenant,
-  pageTokenPrefix,
-  type SandboxKey,
-  type Tenant,
-  type TenantOptions,
-  type TenantSettings,
-  Tenants,
-  type TenantView,
-} from './tenants.js';
+import { openTenant, type SandboxKey, type Tenant, type TenantOptions, type TenantSettings, Tenants, type TenantView } from './tenants.js';
 import { handleDashboard } from './views/dashboard/index.js';
 import { handlePage, pageSessionToken } from './views/page.js';
 import type { AttemptReport, WebhookRetryOptions } from './webhooks.js';
@@ -213,7 +204,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         openTenant({
           ...settings,
           ...made,
-          tokenPrefix: pageTokenPrefix(made.webcode),
+          made: true,
           dataDir: registry?.storeDir(made.webcode),
           webhookUrls: [],
         }),
@@ -326,7 +317,7 @@ function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origi
   if (clientSecrets.test === '' || clientSecrets.live === '') throw new TypeError('clientSecrets must not be empty strings');
   return {
     webcode: options.webcode ?? 'SANDBOX',
-    tokenPrefix: '',
+    made: false,
     keys: { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' },
     clientSecrets,
     dataDir: options.dataDir,

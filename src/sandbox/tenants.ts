@@ -6,7 +6,7 @@
 import type { Environment } from '../core/options.js';
 import { createApi, type SandboxApi } from './api/index.js';
 import { API_ROUTES } from './api/routes.js';
-import { type OffsetClock, offsetClock, type SandboxClock, seededRandom } from './clock.js';
+import { keyedRandom, type OffsetClock, offsetClock, type SandboxClock, seededRandom } from './clock.js';
 import { SandboxControl } from './control/control.js';
 import { FaultRules } from './faults.js';
 import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
@@ -49,8 +49,11 @@ export interface TenantSettings {
   webcode: string;
   keys: { test: string; live: string };
   clientSecrets: { test: string; live: string };
-  /** What begins its payment-page tokens: `''` for the sandbox's own tenant, {@link pageTokenPrefix} for a made one. */
-  tokenPrefix: string;
+  /**
+   * A tenant made for a test worker: its payment-page tokens begin with {@link pageTokenPrefix}, and
+   * its stream is keyed by its webcode ({@link keyedRandom}). `false` for the sandbox's own.
+   */
+  made: boolean;
   /** Folder of the tenant's store; `undefined`: memory only. */
   dataDir: string | undefined;
   clock: SandboxClock;
@@ -81,7 +84,8 @@ export function openTenant(settings: TenantSettings): Tenant {
   const store = new SandboxStore(settings.dataDir);
   const clock = offsetClock(settings.clock, store.counter('clockOffset'));
   // Each run of a stored sandbox draws from its own stream, so tokens never repeat those of earlier runs.
-  const random = seededRandom(settings.seed + (store.runs - 1) * 0x9e3779b9);
+  const runSeed = settings.seed + (store.runs - 1) * 0x9e3779b9;
+  const random = settings.made ? keyedRandom(runSeed, webcode) : seededRandom(runSeed);
   const faults = new FaultRules(
     API_ROUTES.map((route) => route.template),
     settings.seed,
@@ -97,7 +101,7 @@ export function openTenant(settings: TenantSettings): Tenant {
   });
   const api = createApi({
     webcode,
-    tokenPrefix: settings.tokenPrefix,
+    tokenPrefix: settings.made ? pageTokenPrefix(webcode) : '',
     clock,
     random,
     store,

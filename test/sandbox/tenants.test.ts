@@ -262,8 +262,8 @@ describe('scale', () => {
   }, 20_000);
 });
 
-describe('payment-page tokens', () => {
-  it('no two tenants share a token, even when their streams overlap; each page opens its own tenant’s session', async () => {
+describe('identifiers across tenants', () => {
+  it('no two tenants share a token, even two given the same seed; each page opens its own tenant’s session', async () => {
     // Seed 207006 hands made tenants 64 and 88 the same seed: their first 32 hex digits are the same.
     const { sandbox, baseUrl } = await startSandbox({ seed: 207_006 });
     try {
@@ -287,6 +287,25 @@ describe('payment-page tokens', () => {
       await sandbox.close();
     }
   }, 20_000);
+
+  it('two tenants given the same seed still draw different PSP references', async () => {
+    const { sandbox, baseUrl } = await startSandbox({ seed: 207_006 });
+    try {
+      const made = Array.from({ length: 100 }, () => sandbox.createTenant());
+      const twins = [made[64], made[88]].map((tenant) => tenant as (typeof made)[number]);
+      const references = await Promise.all(
+        twins.map(async (tenant) => {
+          const client = new PaymentClient({ apiKey: tenant.keys.test, webcode: tenant.webcode, baseUrl, environment: 'test' });
+          const payment = await client.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1_000, currency: 'EUR' } });
+          return payment.pspReference;
+        }),
+      );
+      expect(references[0]).toMatch(/^TEST\d{16}$/);
+      expect(references[1]).not.toBe(references[0]);
+    } finally {
+      await sandbox.close();
+    }
+  });
 });
 
 describe('made tenants in the data folder', () => {
