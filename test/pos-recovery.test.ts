@@ -143,6 +143,14 @@ describe('POS timeout recovery', () => {
     expectChargedOnce();
   });
 
+  it('resends a charge that never arrived, while no answer has been read, and charges it once', async () => {
+    // The charge and the recovery's first resend are both cut before the service reads them: nothing is listed.
+    server.script(CHARGE, { kind: 'reset' }, { kind: 'reset' });
+    const payment = await sdk().pos.createPayment(params, { recover: fast });
+    expect(payment).toMatchObject({ status: 'success', recovered: true });
+    expectChargedOnce();
+  });
+
   it('lets an AUTHORISATION webhook end the wait early, confirmed by the API', async () => {
     setup({ posStatus: 'timeout', posReplay: 'snapshot' });
     const webhook = completeLater('success').then((posPaymentId) => ({

@@ -73,6 +73,7 @@ function sandboxPart(file: string): string {
 /**
  * Inside the sandbox, what each part may import from besides itself: the operations stand on the
  * shared modules only, the request steps on the operations and tenants, the pipeline on the steps,
+ * the dashboard on the tenants it switches between,
  * and only the composition root (`index.ts`) sees everything. Files are named where a part may use
  * only some of another (HTTP pages use the HTML template, not the dashboard).
  */
@@ -83,7 +84,7 @@ const SANDBOX_ALLOWED: Record<string, string[]> = {
   control: ['shared', 'api', 'http', 'steps'],
   'tenants.ts': ['shared', 'api', 'control/control.ts'],
   steps: ['shared', 'api', 'http', 'tenants.ts'],
-  views: ['shared', 'api', 'http', 'control/control.ts'],
+  views: ['shared', 'api', 'http', 'control/control.ts', 'tenants.ts'],
   'pipeline.ts': ['shared', 'control', 'steps', 'tenants.ts'],
 };
 

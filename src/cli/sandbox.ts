@@ -146,7 +146,7 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
     .option('--max-body-bytes <n>', 'largest request body accepted; larger ones get 413 (default 1048576)')
     .option('--idempotency-ttl-ms <ms>', 'how long stored idempotent responses are kept (default 86400000, 24 h)')
     .option('--open', 'open the dashboard in a browser ($BROWSER, or the system opener)')
-    .option('--reset', 'start from empty: delete what --data-dir holds (records, deliveries, scheduled work)')
+    .option('--reset', 'start from empty: delete what --data-dir holds (records, deliveries, scheduled work, made tenants)')
     .option(
       '--allowed-host <name>',
       'also answer requests whose Host is NAME (repeatable; loopback names and the --host address always are)',
@@ -207,7 +207,10 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
         await instance.close();
         throw error;
       }
-      if (flags.reset) await instance.reset();
+      if (flags.reset) {
+        await instance.reset();
+        for (const made of instance.tenants()) await instance.removeTenant(made.webcode);
+      }
       // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
       const stop = () => {
         if (readyFile) removeReadyFile(readyFile);

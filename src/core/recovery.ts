@@ -176,7 +176,10 @@ class Recovery {
 
     let interval = this.#settings.pollIntervalMs;
     for (;;) {
-      const found = await this.#poll();
+      // Until an answer to the charge has been read, each round resends it too: the first resend
+      // may have been lost as the charge was, and a charge that never arrived is listed nowhere;
+      // only a resend starts it, and its key keeps it one charge.
+      const found = (await this.#poll()) ?? (this.#state.posPaymentId === undefined ? await this.#replay() : undefined);
       if (found) return found;
       const left = deadline - Date.now();
       if (left <= 0) break;

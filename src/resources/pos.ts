@@ -66,9 +66,10 @@ export class Pos extends APIResource {
    * A charge is never resent blindly. When its outcome is uncertain (a `timeout` status, a lost
    * connection, a 5xx, a client-side timeout), recovery (on by default, see `options.recover`)
    * waits, resends the same bytes with the same `Idempotency-Key` to read the stored response,
-   * then polls `GET /pos/payments` until the payment is `success` or `failed`. The result then has
-   * `recovered: true`. If `maxWaitMs` passes first, it throws `PosPaymentPendingError`, whose
-   * `resume()` continues later.
+   * then polls `GET /pos/payments` until the payment is `success` or `failed`, resending again
+   * each round while no answer to the charge has been read (the key keeps it one charge). The
+   * result then has `recovered: true`. If `maxWaitMs` passes first, it throws
+   * `PosPaymentPendingError`, whose `resume()` continues later.
    */
   createPayment(params: CreatePosPaymentParams, options?: CreatePosPaymentOptions): APIPromise<RecoveredPosPayment> {
     return new APIPromise(chargeWithRecovery(this.#operations, params, options));

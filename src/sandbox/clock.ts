@@ -88,6 +88,33 @@ export function seededRandom(seed = 1): () => number {
   };
 }
 
+/**
+ * A seedable source with 128 bits of state (sfc32), its state drawn from `seed` and `key`: the
+ * stream of a made tenant. Streams of mulberry32 ({@link seededRandom}) are all shifts of one cycle
+ * of 2^32 draws, so two seeds close on it repeat each other's draws; streams of different keys here
+ * have no such relation.
+ */
+export function keyedRandom(seed: number, key: string): () => number {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < key.length; index++) hash = Math.imul(hash ^ key.charCodeAt(index), 0x01000193);
+  let a = seed >>> 0;
+  let b = hash >>> 0;
+  let c = (Math.imul(a ^ (b >>> 16), 0x85ebca6b) ^ b) >>> 0;
+  let d = 1;
+  const next = (): number => {
+    const t = (((a + b) | 0) + d) | 0;
+    d = (d + 1) | 0;
+    a = b ^ (b >>> 9);
+    b = (c + (c << 3)) | 0;
+    c = (c << 21) | (c >>> 11);
+    c = (c + t) | 0;
+    return (t >>> 0) / 4_294_967_296;
+  };
+  // The first draws still show the seed's bits: mix them away.
+  for (let index = 0; index < 15; index++) next();
+  return next;
+}
+
 /** The sandbox's own clock: another clock moved ahead by an offset, which only grows. */
 export interface OffsetClock extends SandboxClock {
   /** How far ahead of the underlying clock this one is, in ms. */

@@ -18,6 +18,7 @@ import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
+import { TenantRegistry } from './tenant-registry.js';
 import { openTenant, type SandboxKey, type Tenant, type TenantOptions, type TenantSettings, Tenants, type TenantView } from './tenants.js';
 import { handleDashboard } from './views/dashboard/index.js';
 import { handlePage, pageSessionToken } from './views/page.js';
@@ -165,15 +166,20 @@ export interface Sandbox {
   reset(): Promise<void>;
   /**
    * Makes a tenant: its own webcode, Test and Live keys, client secrets, records, idempotency
-   * entries, webhook URLs (none at first) and clock, in memory. Its keys see only its data. Throws a
-   * 400 or 409 failure for a webcode of the wrong form or in use. The same as `POST /_sandbox/tenants`.
+   * entries, webhook URLs (none at first) and clock. Its keys see only its data. In memory; with a
+   * `dataDir`, in `DIR/tenants/{WEBCODE}/`, and the sandbox started next on that folder reopens it
+   * with the same keys. Throws a 400 or 409 failure for a webcode of the wrong form or in use. The
+   * same as `POST /_sandbox/tenants`.
    */
   createTenant(options?: TenantOptions): TenantView;
   /** The tenants made, in order (the sandbox's own is not among them). */
   tenants(): TenantView[];
-  /** Removes a made tenant: its keys stop working, its scheduled work stops, its records are gone. */
+  /** Removes a made tenant: its keys stop working, its scheduled work stops, its records (and their files) are gone. */
   removeTenant(webcode: string): Promise<void>;
-  /** Stops the server and timers and closes the store; scheduled work stays stored for the next start. Made tenants are removed. */
+  /**
+   * Stops the server and timers and closes the stores; scheduled work stays stored for the next
+   * start. Made tenants close with it: with a `dataDir` they reopen on the next start, in memory they are gone.
+   */
   close(): Promise<void>;
 }
 
@@ -188,16 +194,34 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const main = openTenant(settings);
   const { webcode, keys, clientSecrets, store, scheduler, control, clock } = main;
-  // Made tenants share the sandbox's settings but keep their state in memory and start with no webhook URLs.
-  const tenants = new Tenants(main, options.extraKeys ?? [], (made) =>
-    openTenant({ ...settings, ...made, dataDir: undefined, webhookUrls: [] }),
-  );
+  // Made tenants share the sandbox's settings, start with no webhook URLs, and with a data folder keep their state under it.
+  const registry = options.dataDir === undefined ? undefined : new TenantRegistry(options.dataDir);
+  let tenants: Tenants;
+  try {
+    tenants = new Tenants(
+      main,
+      options.extraKeys ?? [],
+      (made) =>
+        openTenant({
+          ...settings,
+          ...made,
+          made: true,
+          dataDir: registry?.storeDir(made.webcode),
+          webhookUrls: [],
+        }),
+      registry,
+    );
+  } catch (error) {
+    scheduler.close();
+    store.close();
+    throw error;
+  }
   const dashboard = { tenants, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes };
   const pageOf = (tenant: Tenant) => ({ ...tenant, maxBodyBytes });
-  // A payment page's token is unguessable and names its session in whichever tenant made it.
+  // A payment page's token names the tenant that made it (see pageTokenPrefix).
   const pageTenant = (url: URL): Tenant => {
     const token = pageSessionToken(url);
-    return (token && tenants.all().find((tenant) => tenant.api.sessions.byToken(token.environment, token.token))) || main;
+    return (token && tenants.byPageToken(token.token)) || main;
   };
   let server: { close(): Promise<void>; baseUrl: string; hosts: string[] } | undefined;
   let boundHosts = new Set<string>();
@@ -294,6 +318,7 @@ function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origi
   if (clientSecrets.test === '' || clientSecrets.live === '') throw new TypeError('clientSecrets must not be empty strings');
   return {
     webcode: options.webcode ?? 'SANDBOX',
+    made: false,
     keys: { test: options.keys?.test ?? 'sk_test_sandbox', live: options.keys?.live ?? 'sk_live_sandbox' },
     clientSecrets,
     dataDir: options.dataDir,

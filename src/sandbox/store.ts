@@ -236,15 +236,20 @@ export const DATABASE_FILE = 'sandbox.db';
 /** The JSON state file of earlier versions, imported once. */
 export const LEGACY_STATE_FILE = 'sandbox-state.json';
 
-interface NodeFs {
-  mkdirSync(path: string, options: { recursive: true }): void;
+/** The parts of `node:fs` the files of a data folder need. */
+export interface NodeFs {
+  mkdirSync(path: string, options: { recursive: true; mode?: number }): void;
   readFileSync(path: string, encoding: 'utf8'): string;
+  writeFileSync(path: string, text: string, options: { mode: number }): void;
+  renameSync(from: string, to: string): void;
+  chmodSync(path: string, mode: number): void;
   existsSync(path: string): boolean;
   readdirSync(path: string): string[];
-  rmSync(path: string, options: { force: true }): void;
+  rmSync(path: string, options: { force: true; recursive?: boolean }): void;
 }
 
-function nodeFs(): NodeFs {
+/** `node:fs`, which a data folder needs (memory-only sandboxes run where there is none). */
+export function nodeFs(): NodeFs {
   const fs = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process?.getBuiltinModule?.('node:fs');
   if (!fs) throw new Error('dataDir needs Node.js 22.13 or later, Deno or Bun');
   return fs as NodeFs;

@@ -6,12 +6,13 @@
 import type { Environment } from '../core/options.js';
 import { createApi, type SandboxApi } from './api/index.js';
 import { API_ROUTES } from './api/routes.js';
-import { type OffsetClock, offsetClock, type SandboxClock, seededRandom } from './clock.js';
+import { keyedRandom, type OffsetClock, offsetClock, type SandboxClock, seededRandom } from './clock.js';
 import { SandboxControl } from './control/control.js';
 import { FaultRules } from './faults.js';
 import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import { Scheduler } from './scheduler.js';
-import { SandboxStore } from './store.js';
+import { SandboxStore, SandboxStoreError } from './store.js';
+import { type MadeTenant, type TenantRegistry, WEBCODE } from './tenant-registry.js';
 import { type AttemptReport, WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
 
 /** An API key the sandbox accepts. */
@@ -48,6 +49,11 @@ export interface TenantSettings {
   webcode: string;
   keys: { test: string; live: string };
   clientSecrets: { test: string; live: string };
+  /**
+   * A tenant made for a test worker: its payment-page tokens begin with {@link pageTokenPrefix}, and
+   * its stream is keyed by its webcode ({@link keyedRandom}). `false` for the sandbox's own.
+   */
+  made: boolean;
   /** Folder of the tenant's store; `undefined`: memory only. */
   dataDir: string | undefined;
   clock: SandboxClock;
@@ -78,7 +84,8 @@ export function openTenant(settings: TenantSettings): Tenant {
   const store = new SandboxStore(settings.dataDir);
   const clock = offsetClock(settings.clock, store.counter('clockOffset'));
   // Each run of a stored sandbox draws from its own stream, so tokens never repeat those of earlier runs.
-  const random = seededRandom(settings.seed + (store.runs - 1) * 0x9e3779b9);
+  const runSeed = settings.seed + (store.runs - 1) * 0x9e3779b9;
+  const random = settings.made ? keyedRandom(runSeed, webcode) : seededRandom(runSeed);
   const faults = new FaultRules(
     API_ROUTES.map((route) => route.template),
     settings.seed,
@@ -94,6 +101,7 @@ export function openTenant(settings: TenantSettings): Tenant {
   });
   const api = createApi({
     webcode,
+    tokenPrefix: settings.made ? pageTokenPrefix(webcode) : '',
     clock,
     random,
     store,
@@ -152,37 +160,66 @@ export interface TenantOptions {
   name?: string | undefined;
 }
 
-/** Opens a made tenant from its webcode, keys, secrets and seed; the rest is the sandbox's. */
-export type OpenMade = (settings: Pick<TenantSettings, 'webcode' | 'keys' | 'clientSecrets' | 'seed'>) => Tenant;
+/** Opens a made tenant; the rest is the sandbox's. */
+export type OpenMade = (made: MadeTenant) => Tenant;
 
-/** The webcodes a tenant may have: they begin the records' ids (`{webcode}-EXT-...`), so no `-`. */
-const WEBCODE = /^[A-Z0-9_]{1,32}$/;
+/** What begins a made tenant's payment-page tokens: its webcode, which no other tenant has and no `-` ends. */
+export function pageTokenPrefix(webcode: string): string {
+  return `${webcode}-`;
+}
 
 /**
  * The tenants of a sandbox and their keys: its own (`main`), and those made for test workers, each
- * with its own store, clock and keys. `byKey` is the only way from a key to a tenant.
+ * with its own store, clock and keys. `byKey` is the only way from a key to a tenant. With a
+ * registry (a data folder), made tenants are kept on disk and reopened by the next sandbox.
  */
 export class Tenants {
   /** The sandbox's own tenant: the options' webcode and keys, what the `Sandbox` object shows. */
   readonly main: Tenant;
   readonly #keys: Map<string, Caller>;
-  readonly #made = new Map<string, { tenant: Tenant; name: string }>();
+  readonly #made = new Map<string, { tenant: Tenant; made: MadeTenant }>();
   readonly #open: OpenMade;
+  readonly #registry: TenantRegistry | undefined;
 
-  constructor(main: Tenant, extraKeys: readonly SandboxKey[], open: OpenMade) {
+  /** Reopens the tenants the registry keeps; throws (having closed them) when one cannot be opened. */
+  constructor(main: Tenant, extraKeys: readonly SandboxKey[], open: OpenMade, registry?: TenantRegistry) {
     this.main = main;
     this.#open = open;
+    this.#registry = registry;
     const entries: SandboxKey[] = [
       { key: main.keys.test, environment: 'test' },
       { key: main.keys.live, environment: 'live' },
       ...extraKeys,
     ];
     this.#keys = new Map(entries.map((entry) => [entry.key, { tenant: main, key: entry }]));
+    try {
+      for (const made of registry?.load() ?? []) {
+        if (made.webcode === main.webcode) {
+          throw new SandboxStoreError(
+            registry?.storeDir(made.webcode) ?? '',
+            `A made tenant of the data folder has the sandbox's own webcode ${made.webcode}: start with another webcode, or remove the tenant first`,
+          );
+        }
+        this.#add(made, open(made));
+      }
+    } catch (error) {
+      for (const { tenant } of this.#made.values()) closeNow(tenant);
+      throw error;
+    }
   }
 
   /** The caller an API key names; `undefined` for a key the sandbox does not know. */
   byKey(key: string): Caller | undefined {
     return this.#keys.get(key);
+  }
+
+  /**
+   * The tenant a payment page's token belongs to: the made tenant its prefix names, the sandbox's
+   * own for a token without one; `undefined` when the prefix names no tenant.
+   */
+  byPageToken(token: string): Tenant | undefined {
+    const dash = token.indexOf('-');
+    return dash < 0 ? this.main : this.#made.get(token.slice(0, dash))?.tenant;
   }
 
   /** The sandbox's own tenant first, then the made ones in the order they were made. */
@@ -201,24 +238,36 @@ export class Tenants {
       throw new ServiceFailure(409, SANDBOX_CODES.tenantExists, `A tenant with webcode ${webcode} exists already`);
     }
     const secret = () => randomText(24, URL_SAFE);
-    const tenant = this.#open({
+    const made: MadeTenant = {
       webcode,
+      name,
       keys: { test: `sk_test_${secret()}`, live: `sk_live_${secret()}` },
       clientSecrets: { test: `cs_test_${secret()}`, live: `cs_live_${secret()}` },
       seed: Math.floor(this.main.random() * 2 ** 32),
-    });
-    this.#made.set(webcode, { tenant, name });
-    this.#keys.set(tenant.keys.test, { tenant, key: { key: tenant.keys.test, environment: 'test', webcode } });
-    this.#keys.set(tenant.keys.live, { tenant, key: { key: tenant.keys.live, environment: 'live', webcode } });
-    return view(tenant, name);
+    };
+    // A folder left by a removal cut short must not lend its records to the new tenant.
+    this.#registry?.removeFiles(webcode);
+    const tenant = this.#open(made);
+    try {
+      this.#registry?.save([...this.#list(), made]);
+    } catch (error) {
+      closeNow(tenant);
+      this.#registry?.removeFiles(webcode);
+      throw error;
+    }
+    this.#add(made, tenant);
+    return view(made);
   }
 
   /** The made tenants, in the order they were made (the sandbox's own is not among them). */
   list(): TenantView[] {
-    return [...this.#made.values()].map(({ tenant, name }) => view(tenant, name));
+    return this.#list().map(view);
   }
 
-  /** Removes a made tenant: its keys stop working at once, its scheduled work stops, its store closes. 404 for an unknown webcode. */
+  /**
+   * Removes a made tenant: its keys stop working at once, its scheduled work stops, its store
+   * closes and its files are deleted. 404 for an unknown webcode.
+   */
   async remove(webcode: string): Promise<void> {
     const entry = this.#made.get(webcode);
     if (!entry) throw new ServiceFailure(404, SANDBOX_CODES.notFound, `No tenant with webcode ${webcode}`);
@@ -226,14 +275,33 @@ export class Tenants {
     const { tenant } = entry;
     this.#keys.delete(tenant.keys.test);
     this.#keys.delete(tenant.keys.live);
+    // Off the list first: a crash before the files are gone leaves a folder the next start deletes.
+    this.#registry?.save(this.#list());
     await closeTenant(tenant);
+    this.#registry?.removeFiles(webcode);
   }
 
-  /** Closes every made tenant (the sandbox closes its own). */
+  /** Closes every made tenant (the sandbox closes its own); with a registry they reopen on the next start. */
   async closeMade(): Promise<void> {
-    const made = [...this.#made.keys()];
-    await Promise.all(made.map((webcode) => this.remove(webcode)));
+    await Promise.all([...this.#made.values()].map(({ tenant }) => closeTenant(tenant)));
   }
+
+  #add(made: MadeTenant, tenant: Tenant): void {
+    const { webcode } = made;
+    this.#made.set(webcode, { tenant, made });
+    this.#keys.set(made.keys.test, { tenant, key: { key: made.keys.test, environment: 'test', webcode } });
+    this.#keys.set(made.keys.live, { tenant, key: { key: made.keys.live, environment: 'live', webcode } });
+  }
+
+  #list(): MadeTenant[] {
+    return [...this.#made.values()].map((entry) => entry.made);
+  }
+}
+
+/** Closes a tenant that has not answered anything yet: nothing can be in flight. */
+function closeNow(tenant: Tenant): void {
+  tenant.scheduler.close();
+  tenant.store.close();
 }
 
 /** Stops a tenant's scheduled work, waits for the webhook attempts in flight, and closes its store. */
@@ -244,8 +312,8 @@ async function closeTenant(tenant: Tenant): Promise<void> {
   tenant.store.close();
 }
 
-function view(tenant: Tenant, name: string): TenantView {
-  return { webcode: tenant.webcode, name, keys: { ...tenant.keys }, clientSecrets: { ...tenant.clientSecrets } };
+function view(made: MadeTenant): TenantView {
+  return { webcode: made.webcode, name: made.name, keys: { ...made.keys }, clientSecrets: { ...made.clientSecrets } };
 }
 
 const UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';

@@ -253,6 +253,9 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     temporary.push(dir);
     const first = await startCli(['--data-dir', dir]);
     await clientOf(first.info).sessions.create({ ...sessionParams });
+    const tenants = (method: 'GET' | 'POST', info: Banner) =>
+      local(info, '/_sandbox/tenants', { 'x-api-key': info.keys.test }, method).then((response) => response.json());
+    expect((await tenants('POST', first.info)).data.webcode).toMatch(/^T/);
     await stop(first);
     const opened = join(dir, 'opened.txt');
     const browser = join(dir, 'browser.sh');
@@ -263,15 +266,18 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     expect(readFileSync(opened, 'utf8').trim()).toBe(`${info.baseUrl}/`);
     expect(second.stderr()).toContain('(reset at start)');
     expect((await clientOf(info).sessions.list().toArray()).length).toBe(0);
+    // Made tenants, kept in the folder, are gone with their files.
+    expect((await tenants('GET', info)).data.tenants).toEqual([]);
+    expect(readdirSync(join(dir, 'tenants'))).toEqual(['tenants.json']);
     second.child.kill('SIGTERM');
     expect((await second.exit).code).toBe(0);
   });
 });
 
-/** A GET on the sandbox's port at 127.0.0.1, with `headers`, not following redirects. */
-function local(info: Banner, path: string, headers: Record<string, string> = {}): Promise<Response> {
+/** A request (GET unless `method`) on the sandbox's port at 127.0.0.1, with `headers`, not following redirects. */
+function local(info: Banner, path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Response> {
   const { port } = new URL(info.baseUrl);
-  return fetch(`http://127.0.0.1:${port}${path}`, { headers, redirect: 'manual' });
+  return fetch(`http://127.0.0.1:${port}${path}`, { method, headers, redirect: 'manual' });
 }
 
 describe('payment-service-sdk sandbox beyond loopback, --allowed-host, a port in use', () => {

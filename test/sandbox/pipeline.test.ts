@@ -109,6 +109,7 @@ describe('tenant and idempotency', () => {
     opened = openTenant({
       webcode: 'SHOP',
       keys: { test: 'sk_test_shop', live: 'sk_live_shop' },
+      made: false,
       clientSecrets: { test: 'cs_test', live: 'cs_live' },
       dataDir: undefined,
       clock: manualClock(),

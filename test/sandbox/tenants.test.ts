@@ -1,11 +1,15 @@
 /**
  * Tenants over real HTTP on 127.0.0.1: made, listed and removed through `/_sandbox/tenants` with
  * the owner's key; each one's records, totals, idempotency entries, clock and webhooks its own; its
- * sessions paid through the hosted page; 100 tenants running one scenario at once.
+ * sessions paid through the hosted page, whose token names its tenant; 100 tenants running one
+ * scenario at once; made tenants kept in the data folder and reopened by the next sandbox.
  */
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { PaymentClient } from '../../src/index.js';
-import { manualClock } from '../../src/sandbox/index.js';
+import { createSandbox, manualClock, type Sandbox, SandboxStoreError } from '../../src/sandbox/index.js';
 import { openPage, type Receiver, raw, type Started, sessionParams, startReceiver, startSandbox, submitForm, URL_OK } from './support.js';
 
 interface Answer {
@@ -256,4 +260,163 @@ describe('scale', () => {
     }
     expect(new Set(seen.map((result) => result.own)).size).toBe(100);
   }, 20_000);
+});
+
+describe('identifiers across tenants', () => {
+  it('no two tenants share a token, even two given the same seed; each page opens its own tenant’s session', async () => {
+    // Seed 207006 hands made tenants 64 and 88 the same seed: their first 32 hex digits are the same.
+    const { sandbox, baseUrl } = await startSandbox({ seed: 207_006 });
+    try {
+      const made = Array.from({ length: 100 }, () => sandbox.createTenant());
+      const sessions = await Promise.all(
+        made.map(async (tenant) => {
+          const client = new PaymentClient({ apiKey: tenant.keys.test, webcode: tenant.webcode, baseUrl, environment: 'test' });
+          return { client, session: await client.sessions.create(sessionParams) };
+        }),
+      );
+      const tokens = sessions.map(({ session }) => new URL(session.paymentUrl).pathname.split('/').pop());
+      expect(new Set(tokens).size).toBe(100);
+      for (const { client, session } of sessions) {
+        expect((await submitForm(session.paymentUrl)).target?.startsWith(URL_OK)).toBe(true);
+        expect((await client.sessions.retrieve(session.sessionId)).status).toBe('completed');
+      }
+      // A token whose prefix names no tenant opens nothing.
+      const [first] = tokens;
+      expect((await openPage(`${baseUrl}/pay-external-test/TNOBODY-${first?.split('-')[1]}`)).status).toBe(404);
+    } finally {
+      await sandbox.close();
+    }
+  }, 20_000);
+
+  it('two tenants given the same seed still draw different PSP references', async () => {
+    const { sandbox, baseUrl } = await startSandbox({ seed: 207_006 });
+    try {
+      const made = Array.from({ length: 100 }, () => sandbox.createTenant());
+      const twins = [made[64], made[88]].map((tenant) => tenant as (typeof made)[number]);
+      const references = await Promise.all(
+        twins.map(async (tenant) => {
+          const client = new PaymentClient({ apiKey: tenant.keys.test, webcode: tenant.webcode, baseUrl, environment: 'test' });
+          const payment = await client.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1_000, currency: 'EUR' } });
+          return payment.pspReference;
+        }),
+      );
+      expect(references[0]).toMatch(/^TEST\d{16}$/);
+      expect(references[1]).not.toBe(references[0]);
+    } finally {
+      await sandbox.close();
+    }
+  });
+});
+
+describe('made tenants in the data folder', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sandbox-tenants-'));
+  const open: Sandbox[] = [];
+  afterAll(async () => {
+    await Promise.all(open.map((sandbox) => sandbox.close()));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function startOn(dataDir: string): Promise<{ sandbox: Sandbox; baseUrl: string }> {
+    const sandbox = createSandbox({ dataDir, posDelayMs: 0, modificationResolveMs: 60_000 });
+    open.push(sandbox);
+    return { sandbox, baseUrl: (await sandbox.listen()).baseUrl };
+  }
+
+  async function tenantControl(baseUrl: string, key: string, method: 'GET' | 'POST', path: string, body?: unknown) {
+    const response = await fetch(`${baseUrl}/_sandbox/${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return (await response.json()).data;
+  }
+
+  it('reopens them on restart: the same keys, records, clock offset, and scheduled work resumed; DELETE removes their files', async () => {
+    const dataDir = join(dir, 'restart');
+    const first = await startOn(dataDir);
+    const tenant = first.sandbox.createTenant({ webcode: 'WORKER_1', name: 'worker 1' });
+    const client = new PaymentClient({ apiKey: tenant.keys.test, webcode: tenant.webcode, baseUrl: first.baseUrl, environment: 'test' });
+    const session = await client.sessions.create(sessionParams);
+    const paid = await tenantControl(first.baseUrl, tenant.keys.test, 'POST', `test/sessions/${session.sessionId}/pay`);
+    const advanced = await tenantControl(first.baseUrl, tenant.keys.test, 'POST', 'clock/advance', { duration: '1h' });
+    expect(advanced.offsetMs).toBe(3_600_000);
+    // Resolves 60 s of the tenant's clock after the request: scheduled work the restart must keep.
+    const refund = await client.modifications.refund({ paymentReference: paid.paymentReference });
+    const list = join(dataDir, 'tenants', 'tenants.json');
+    expect(existsSync(join(dataDir, 'tenants', 'WORKER_1', 'sandbox.db'))).toBe(true);
+    // It holds keys and client secrets: its owner's only.
+    expect(statSync(list).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dataDir, 'tenants')).mode & 0o777).toBe(0o700);
+    await first.sandbox.close();
+
+    const second = await startOn(dataDir);
+    expect(second.sandbox.tenants()).toEqual([tenant]);
+    const again = new PaymentClient({ apiKey: tenant.keys.test, webcode: tenant.webcode, baseUrl: second.baseUrl, environment: 'test' });
+    expect(await again.sessions.retrieve(session.sessionId)).toMatchObject({
+      status: 'completed',
+      paymentReference: paid.paymentReference,
+    });
+    expect((await again.sessions.list().pages().next()).value?.total).toBe(1);
+    // Its records stay its own: the sandbox's keys do not see them.
+    expect(second.sandbox.records.sessions()).toEqual([]);
+    const clock = await tenantControl(second.baseUrl, tenant.keys.test, 'GET', 'clock');
+    expect(clock.offsetMs).toBe(3_600_000);
+    // The refund's resolution was stored: it falls due on the tenant's clock after the restart.
+    const [pending] = await again.modifications
+      .list({ type: 'refund' })
+      .pages()
+      .next()
+      .then((page) => page.value?.items ?? []);
+    expect(pending).toMatchObject({ operationReference: refund.refundReference, status: 'pending' });
+    await tenantControl(second.baseUrl, tenant.keys.test, 'POST', 'clock/advance', { duration: '61s' });
+    const [resolved] = await again.modifications
+      .list({ type: 'refund' })
+      .pages()
+      .next()
+      .then((page) => page.value?.items ?? []);
+    expect(resolved?.status).toBe('success');
+    // A payment link of before the restart finds the tenant's session: paid, it sends the customer to urlOk.
+    expect((await openPage(session.paymentUrl.replace(first.baseUrl, second.baseUrl))).target?.startsWith(URL_OK)).toBe(true);
+
+    await second.sandbox.removeTenant('WORKER_1');
+    expect(existsSync(join(dataDir, 'tenants', 'WORKER_1'))).toBe(false);
+    expect(JSON.parse(readFileSync(list, 'utf8'))).toEqual({ tenants: [] });
+    await second.sandbox.close();
+    const third = await startOn(dataDir);
+    expect(third.sandbox.tenants()).toEqual([]);
+    // The webcode is free again, and a tenant made with it starts empty.
+    const reborn = third.sandbox.createTenant({ webcode: 'WORKER_1' });
+    expect(reborn.keys.test).not.toBe(tenant.keys.test);
+    const fresh = new PaymentClient({ apiKey: reborn.keys.test, webcode: 'WORKER_1', baseUrl: third.baseUrl, environment: 'test' });
+    expect((await fresh.sessions.list().pages().next()).value?.total).toBe(0);
+  }, 20_000);
+
+  it('deletes the folder of a tenant whose removal was cut short; refuses a damaged list by name', async () => {
+    const dataDir = join(dir, 'damaged');
+    const first = await startOn(dataDir);
+    first.sandbox.createTenant({ webcode: 'KEPT' });
+    first.sandbox.createTenant({ webcode: 'GONE' });
+    await first.sandbox.close();
+    // A crash after GONE left the list, before its files were deleted.
+    const list = join(dataDir, 'tenants', 'tenants.json');
+    const kept = JSON.parse(readFileSync(list, 'utf8'));
+    writeFileSync(list, JSON.stringify({ tenants: kept.tenants.filter((made: { webcode: string }) => made.webcode === 'KEPT') }));
+    const second = await startOn(dataDir);
+    expect(second.sandbox.tenants().map((made) => made.webcode)).toEqual(['KEPT']);
+    expect(existsSync(join(dataDir, 'tenants', 'GONE'))).toBe(false);
+    await second.sandbox.close();
+
+    writeFileSync(list, '{ "tenants": [ { "webcode": "KEPT" ');
+    const refusal = (() => {
+      try {
+        createSandbox({ dataDir });
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    })();
+    expect(refusal).toBeInstanceOf(SandboxStoreError);
+    expect((refusal as SandboxStoreError).path).toBe(list);
+    expect((refusal as Error).message).toContain(`mv ${list} ${list}.broken`);
+  });
 });

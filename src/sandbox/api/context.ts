@@ -9,6 +9,11 @@ import type { WebhookDispatcher } from '../webhooks.js';
 /** What the operations need from the sandbox around them (one tenant's: its webcode, store, clock and webhooks). */
 export interface ApiContext {
   webcode: string;
+  /**
+   * What begins the tenant's payment-page tokens: `''` for the sandbox's own, `{webcode}-` for a
+   * made tenant, so that a token names the one tenant that can have made it.
+   */
+  tokenPrefix: string;
   clock: SandboxClock;
   random: () => number;
   store: SandboxStore;

@@ -49,12 +49,23 @@ export class Sessions {
     return this.#context.store.sessions.findBy({ token, environment });
   }
 
+  /**
+   * A payment-page token no session of the tenant has had: 32 hex digits from the seeded stream,
+   * after the tenant's prefix. The prefix keeps tenants apart; the check, a repeat within one.
+   */
+  #newToken(): string {
+    for (;;) {
+      const token = `${this.#context.tokenPrefix}${randomDigits(this.#context, 32, 16)}`;
+      if (!this.#context.store.sessions.findBy({ token })) return token;
+    }
+  }
+
   create(environment: Environment, body: Record<string, unknown>, origin: string): Answer {
     const amount = amountOf(body, true) as StoredAmount;
     const session: SessionRecord = {
       environment,
       sessionId: '',
-      token: randomDigits(this.#context, 32, 16),
+      token: this.#newToken(),
       status: 'pending',
       amount,
       urlOk: httpUrl(body, 'urlOk'),
