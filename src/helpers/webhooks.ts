@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
-import { ConfigurationError, WebhookParseError } from '../core/errors.js';
+import { ConfigurationError, WebhookNotConfirmedError, WebhookParseError } from '../core/errors.js';
 import { parseWith } from '../core/response.js';
+import type { ConfirmedPosPayment, ConfirmedRefund, ConfirmedSessionPayment, ConfirmedWebhook } from '../schemas/confirmed-webhooks.js';
 import {
   type AuthorisationEvent,
   AuthorisationEventSchema,
@@ -9,6 +10,8 @@ import {
   type UnknownWebhookEvent,
   type WebhookEvent,
 } from '../schemas/webhooks.js';
+import { webhookEventKey } from './webhook-key.js';
+import type { WebhookClaim, WebhookStore } from './webhook-store.js';
 
 export {
   type AuthorisationEvent,
@@ -198,12 +201,41 @@ export function isRefundEvent(event: WebhookEvent): event is RefundEvent {
 // createWebhookHandler
 // ---------------------------------------------------------------------------------------------
 
+/** What `confirm` gives the callback of an event: the confirmation of its kind (none for codes that cannot be confirmed). */
+export type ConfirmedFor<Event> = Event extends AuthorisationEvent
+  ? ConfirmedPosPayment | ConfirmedSessionPayment
+  : Event extends RefundEvent
+    ? ConfirmedRefund
+    : never;
+
+/** What a callback of {@link createWebhookHandler} learns besides the event. */
+export interface WebhookContext<Confirmed = ConfirmedWebhook> {
+  /** The event's key: `eventKey(event)`, by default {@link webhookEventKey}. */
+  key: string;
+  /**
+   * With the `confirm` option: what `client.webhooks.confirm(event)` resolved to, the record the API
+   * holds and the confirmed `outcome` (`authorised` or `refused`, `refunded` or `failed`). Absent
+   * without `confirm`, and for event codes the API cannot confirm (`onUnknown`).
+   */
+  confirmed?: Confirmed | undefined;
+}
+
 /**
  * A callback of {@link createWebhookHandler}. `request` is the delivery's `Request`; under `.node`
  * it carries the method, URL and headers of the Node request, but not its body (already read).
- * The return value is awaited and otherwise ignored.
+ * `context` holds the event's key and, with `confirm`, its confirmation. The return value is
+ * awaited and otherwise ignored.
  */
-export type WebhookCallback<Event> = (event: Event, request: Request) => unknown;
+export type WebhookCallback<Event> = (event: Event, request: Request, context: WebhookContext<ConfirmedFor<Event>>) => unknown;
+
+/** What the `confirm` option of {@link createWebhookHandler} needs: a `PaymentClient`, or anything with `webhooks.confirm`. */
+export interface WebhookConfirmer {
+  /** The client's webhooks namespace. */
+  webhooks: {
+    /** Confirms an AUTHORISATION or REFUND event through the API (see `client.webhooks.confirm`). */
+    confirm(event: AuthorisationEvent | RefundEvent): Promise<ConfirmedWebhook>;
+  };
+}
 
 /** Options of {@link createWebhookHandler}. At least one of the event callbacks is required. */
 export interface WebhookHandlerOptions {
@@ -224,6 +256,28 @@ export interface WebhookHandlerOptions {
   onError?: ((error: unknown, event: WebhookEvent) => unknown) | undefined;
   /** Bodies larger than this many bytes are refused with 413 before parsing. Default 1 MiB. */
   maxBodyBytes?: number | undefined;
+  /**
+   * Where events are claimed before their callback runs, so that each event's callback runs to
+   * success once per key whatever the deliveries (duplicates, concurrent ones, several instances
+   * of the app): `memoryWebhookStore()` for one process, or the SQLite, PostgreSQL and Redis stores
+   * of `payment-service-sdk/stores/*`, or your own {@link WebhookStore}. Without it, every delivery
+   * runs its callback (as the service delivers at least once, the callback must then be idempotent).
+   */
+  store?: WebhookStore | undefined;
+  /** The key of an event in the store. Default {@link webhookEventKey}. A non-empty string of at most 500 characters. */
+  eventKey?: ((event: WebhookEvent) => string) | undefined;
+  /**
+   * How long a claim holds, in ms (default 60 000): a delivery whose process dies mid-callback
+   * keeps the event from running elsewhere this long, then the next delivery runs it. Make it
+   * longer than your slowest callback, which then runs twice at worst.
+   */
+  leaseMs?: number | undefined;
+  /**
+   * Confirms AUTHORISATION and REFUND events through the API (`client.webhooks.confirm`) once
+   * claimed, before their callback, which receives the result as `context.confirmed`. An event the
+   * API does not confirm is answered 422 and its callback never runs (see {@link createWebhookHandler}).
+   */
+  confirm?: WebhookConfirmer | undefined;
 }
 
 /**
@@ -274,11 +328,14 @@ export interface WebhookHandler {
 
 interface Reply {
   status: number;
-  body: { received: boolean; error?: string };
+  body: { received: boolean; duplicate?: true; error?: string };
   headers?: Record<string, string>;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const DEFAULT_LEASE_MS = 60_000;
+const FAILED: Reply = { status: 500, body: { received: false } };
+const DUPLICATE: Reply = { status: 200, body: { received: true, duplicate: true } };
 const TOO_LARGE = Symbol('too large');
 const UNREADABLE: Reply = { status: 400, body: { received: false, error: 'The request body could not be read' } };
 const NOT_POST: Reply = {
@@ -367,11 +424,17 @@ function requestOf(req: NodeWebhookRequest): Request {
   }
 }
 
-function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } {
+function hasMethods(value: unknown, names: readonly string[]): boolean {
+  return (
+    typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
+  );
+}
+
+function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number; leaseMs: number } {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigurationError('handlers', 'createWebhookHandler needs an options object with onAuthorisation, onRefund or onUnknown');
   }
-  for (const name of ['onAuthorisation', 'onRefund', 'onUnknown', 'onError'] as const) {
+  for (const name of ['onAuthorisation', 'onRefund', 'onUnknown', 'onError', 'eventKey'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new ConfigurationError(name, `${name} must be a function`);
     }
@@ -383,7 +446,41 @@ function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } 
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) {
     throw new ConfigurationError('maxBodyBytes', 'maxBodyBytes must be a positive integer number of bytes');
   }
-  return { maxBodyBytes };
+  if (options.store !== undefined && !hasMethods(options.store, ['claim', 'complete', 'release'])) {
+    throw new ConfigurationError('store', 'store must be a WebhookStore: an object with claim, complete and release methods');
+  }
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) {
+    throw new ConfigurationError('leaseMs', 'leaseMs must be a positive integer number of milliseconds');
+  }
+  if (options.confirm !== undefined && !hasMethods(options.confirm.webhooks, ['confirm'])) {
+    throw new ConfigurationError('confirm', 'confirm must be a PaymentClient (or anything with webhooks.confirm)');
+  }
+  return { maxBodyBytes, leaseMs };
+}
+
+/** The 409 of a delivery that found its event claimed by another: the sender retries after `Retry-After`. */
+function inProgress(retryAfterMs: number): Reply {
+  const seconds = Number.isFinite(retryAfterMs) ? Math.max(1, Math.ceil(retryAfterMs / 1000)) : 1;
+  return {
+    status: 409,
+    body: { received: false, error: 'This event is in progress in another delivery; retry later' },
+    headers: { 'retry-after': String(seconds) },
+  };
+}
+
+/** The 422 of an event the API does not confirm. The reason only: the record found stays with `onError`. */
+function notConfirmed(error: WebhookNotConfirmedError): Reply {
+  return { status: 422, body: { received: false, error: `The API does not confirm this webhook (${error.reason})` } };
+}
+
+function isClaim(value: unknown): value is WebhookClaim {
+  const claim = value as WebhookClaim | null | undefined;
+  return (
+    (claim?.status === 'claimed' && typeof claim.token === 'string' && claim.token !== '') ||
+    claim?.status === 'done' ||
+    (claim?.status === 'busy' && typeof claim.retryAfterMs === 'number')
+  );
 }
 
 /**
@@ -393,21 +490,30 @@ function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } 
  * | Outcome | Status | Body |
  * |---|---|---|
  * | callback done (or no callback for this code) | 200 | `{ "received": true }` |
+ * | with `store`: the event's callback already ran to success | 200 | `{ "received": true, "duplicate": true }` |
+ * | with `store`: another delivery is running it now | 409, `Retry-After` | `{ "received": false, "error": "...in progress..." }` |
+ * | with `confirm`: the API does not confirm the event | 422 | `{ "received": false, "error": ... }` |
  * | malformed body | 400 | `{ "received": false, "error": "<what is wrong>" }` |
  * | not a POST | 405, `Allow: POST` | `{ "received": false, "error": ... }` |
  * | body over `maxBodyBytes` | 413 | `{ "received": false, "error": ... }` |
- * | callback threw or rejected | 500 | `{ "received": false }` (the error goes to `onError`, never to the caller) |
+ * | callback threw or rejected; the store, `eventKey` or the API call of `confirm` failed | 500 | `{ "received": false }` (the error goes to `onError`, never to the caller) |
  *
- * A 5xx lets the service redeliver (its retry policy is not documented), so callbacks should be
- * quick and idempotent: record the event, then do slow work elsewhere. Deliveries are not signed:
- * call `client.webhooks.confirm(event)` before shipping goods.
+ * Every answer but 200 makes the service deliver again later. Without a store, callbacks must be
+ * quick and idempotent. With a `store`, the event is claimed (under `eventKey(event)`, for
+ * `leaseMs`) before its callback runs: the callback runs to success once per key, across
+ * duplicates and instances; when it throws (or `confirm` fails) the claim is released so that the
+ * next delivery runs it; when its process dies, the claim ends with its lease. A callback that
+ * succeeded but whose `complete` then failed still answers 200 (the work is done; `onError` hears
+ * of it, and the claim ends with its lease). Deliveries are not signed: pass `confirm: client`
+ * (or call `client.webhooks.confirm(event)`) before shipping goods.
  *
  * ```ts
  * const handler = createWebhookHandler({
- *   onAuthorisation: async (event) => {
- *     const { outcome, record } = await client.webhooks.confirm(event); // 'authorised' or 'refused'
- *     if (outcome === 'refused') await orders.markFailed(event.data.paymentReference, record);
- *     else await orders.markPaid(event.data.paymentReference, record);
+ *   store: memoryWebhookStore(), // or sqliteWebhookStore, postgresWebhookStore, redisWebhookStore
+ *   confirm: client,
+ *   onAuthorisation: async (event, _request, { confirmed }) => {
+ *     if (confirmed?.outcome === 'refused') await orders.markFailed(event.data.paymentReference, confirmed.record);
+ *     else await orders.markPaid(event.data.paymentReference, confirmed?.record);
  *   },
  *   onError: (error) => logger.error(error),
  * });
@@ -418,8 +524,26 @@ function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } 
  * Throws {@link ConfigurationError} when no event callback is given or an option is malformed.
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
-  const { maxBodyBytes } = checkOptions(options);
-  const { onAuthorisation, onRefund, onUnknown, onError } = options;
+  const { maxBodyBytes, leaseMs } = checkOptions(options);
+  const { onAuthorisation, onRefund, onUnknown, onError, store, confirm, eventKey = webhookEventKey } = options;
+
+  async function report(error: unknown, event: WebhookEvent): Promise<void> {
+    try {
+      await onError?.(error, event);
+    } catch {
+      // onError's own failure must not change the answer.
+    }
+  }
+
+  async function release(key: string, token: string | undefined, event: WebhookEvent): Promise<void> {
+    if (!store || token === undefined) return;
+    try {
+      await store.release(key, token);
+    } catch (error) {
+      // The claim then ends with its lease: the answer (500 or 422) already makes the sender retry.
+      await report(error, event);
+    }
+  }
 
   async function deliver(body: unknown, request: () => Request): Promise<Reply> {
     let event: WebhookEvent;
@@ -428,17 +552,50 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     } catch (error) {
       return { status: 400, body: { received: false, error: (error as WebhookParseError).message } };
     }
+    const known = isAuthorisationEvent(event) || isRefundEvent(event);
+    const callback = (isAuthorisationEvent(event) ? onAuthorisation : isRefundEvent(event) ? onRefund : onUnknown) as
+      | WebhookCallback<WebhookEvent>
+      | undefined;
+    if (!callback) return { status: 200, body: { received: true } };
+    let key: string;
+    let token: string | undefined;
     try {
-      if (isAuthorisationEvent(event)) await onAuthorisation?.(event, request());
-      else if (isRefundEvent(event)) await onRefund?.(event, request());
-      else await onUnknown?.(event as UnknownWebhookEvent, request());
-    } catch (error) {
-      try {
-        await onError?.(error, event);
-      } catch {
-        // onError's own failure must not change the answer.
+      key = eventKey(event);
+      if (typeof key !== 'string' || key === '') throw new TypeError('eventKey must return a non-empty string');
+      if (store) {
+        const claim: unknown = await store.claim(key, leaseMs);
+        if (!isClaim(claim)) throw new TypeError('The webhook store answered a claim with neither claimed, done nor busy');
+        if (claim.status === 'done') return DUPLICATE;
+        if (claim.status === 'busy') return inProgress(claim.retryAfterMs);
+        token = claim.token;
       }
-      return { status: 500, body: { received: false } };
+    } catch (error) {
+      await report(error, event);
+      return FAILED;
+    }
+    let confirmed: ConfirmedWebhook | undefined;
+    if (confirm && known) {
+      try {
+        confirmed = await confirm.webhooks.confirm(event as AuthorisationEvent | RefundEvent);
+      } catch (error) {
+        await release(key, token, event);
+        await report(error, event);
+        return error instanceof WebhookNotConfirmedError ? notConfirmed(error) : FAILED;
+      }
+    }
+    try {
+      await callback(event, request(), confirm && known ? { key, confirmed } : { key });
+    } catch (error) {
+      await release(key, token, event);
+      await report(error, event);
+      return FAILED;
+    }
+    if (store && token !== undefined) {
+      try {
+        await store.complete(key, token);
+      } catch (error) {
+        await report(error, event);
+      }
     }
     return { status: 200, body: { received: true } };
   }
@@ -458,7 +615,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         reply = body === undefined ? UNREADABLE : body === TOO_LARGE ? tooLarge(maxBodyBytes) : await deliver(body, () => request);
       }
     } catch {
-      reply = { status: 500, body: { received: false } };
+      reply = FAILED;
     }
     return new Response(JSON.stringify(reply.body), {
       status: reply.status,
@@ -482,7 +639,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         reply = !readable ? UNREADABLE : body === TOO_LARGE ? tooLarge(maxBodyBytes) : await deliver(body, () => requestOf(req));
       }
     } catch {
-      reply = { status: 500, body: { received: false } };
+      reply = FAILED;
     }
     try {
       if (res.headersSent) return;
