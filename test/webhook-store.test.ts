@@ -225,6 +225,18 @@ describe('createWebhookHandler with a store', () => {
     expect(onRefund).toHaveBeenCalledTimes(2);
   });
 
+  it('releases the claim and answers 500 when the callback throws and onError throws too', async () => {
+    const onError = vi.fn(() => {
+      throw new Error('logger down');
+    });
+    const onRefund = vi.fn().mockRejectedValueOnce(new Error('database down'));
+    const handler = createWebhookHandler({ store: memoryWebhookStore(), onRefund, onError });
+    expect((await handler(delivery(REFUND_WEBHOOK))).status).toBe(500);
+    expect((await handler(delivery(REFUND_WEBHOOK))).status).toBe(200);
+    expect(onRefund).toHaveBeenCalledTimes(2);
+    expect(onError).toHaveBeenCalledTimes(1);
+  });
+
   it('lets the next delivery run an event whose claim outlived its lease (a process that died mid-callback)', async () => {
     const time = clock();
     const store = memoryWebhookStore({ now: time.now });

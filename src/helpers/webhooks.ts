@@ -518,12 +518,20 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const { maxBodyBytes, leaseMs } = checkOptions(options);
   const { onAuthorisation, onRefund, onUnknown, onError, store, confirm, eventKey = webhookEventKey } = options;
 
-  /** Runs `step`, handing its failure to onError, whose own failure must not change the answer either. */
+  async function report(error: unknown, event: WebhookEvent): Promise<void> {
+    try {
+      await onError?.(error, event);
+    } catch {
+      // onError's own failure must not change the answer.
+    }
+  }
+
+  /** Runs a store step whose failure must not change the answer: it goes to onError. */
   async function quietly(step: () => unknown, event: WebhookEvent): Promise<void> {
     try {
       await step();
     } catch (error) {
-      await quietly(() => onError?.(error, event), event);
+      await report(error, event);
     }
   }
 
@@ -558,7 +566,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     } catch (error) {
       // The claim then ends with its lease if release fails: the answer makes the sender retry anyway.
       if (token !== undefined) await quietly(() => store?.release(key, token as string), event);
-      await quietly(() => Promise.reject(error), event);
+      await report(error, event);
       return error instanceof WebhookNotConfirmedError ? notConfirmed(error) : FAILED;
     }
     // A complete that fails leaves the claim to end with its lease; the work is done, so the answer is 200.
