@@ -53,6 +53,8 @@ export {
   verifyRedirect,
 } from './helpers/redirect.js';
 export { type ParsedReference, parseReference, type ReferenceKind } from './helpers/references.js';
+export { webhookEventKey } from './helpers/webhook-key.js';
+export { type MemoryWebhookStoreOptions, memoryWebhookStore, type WebhookClaim, type WebhookStore } from './helpers/webhook-store.js';
 export * from './helpers/webhooks.js';
 export type { Modifications } from './resources/modifications.js';
 export type { Pos } from './resources/pos.js';

@@ -1,6 +1,7 @@
 import type * as z from 'zod/mini';
-import { ConfigurationError, WebhookParseError } from '../core/errors.js';
+import { ConfigurationError, WebhookNotConfirmedError, WebhookParseError } from '../core/errors.js';
 import { parseWith } from '../core/response.js';
+import type { ConfirmedPosPayment, ConfirmedRefund, ConfirmedSessionPayment, ConfirmedWebhook } from '../schemas/confirmed-webhooks.js';
 import {
   type AuthorisationEvent,
   AuthorisationEventSchema,
@@ -9,6 +10,8 @@ import {
   type UnknownWebhookEvent,
   type WebhookEvent,
 } from '../schemas/webhooks.js';
+import { storedKey, webhookEventKey } from './webhook-key.js';
+import type { WebhookStore } from './webhook-store.js';
 
 export {
   type AuthorisationEvent,
@@ -198,12 +201,41 @@ export function isRefundEvent(event: WebhookEvent): event is RefundEvent {
 // createWebhookHandler
 // ---------------------------------------------------------------------------------------------
 
+/** What `confirm` gives the callback of an event: the confirmation of its kind (none for codes that cannot be confirmed). */
+export type ConfirmedFor<Event> = Event extends AuthorisationEvent
+  ? ConfirmedPosPayment | ConfirmedSessionPayment
+  : Event extends RefundEvent
+    ? ConfirmedRefund
+    : never;
+
+/** What a callback of {@link createWebhookHandler} learns besides the event. */
+export interface WebhookContext<Confirmed = ConfirmedWebhook> {
+  /** The event's key: `eventKey(event)`, by default {@link webhookEventKey}. */
+  key: string;
+  /**
+   * With the `confirm` option: what `client.webhooks.confirm(event)` resolved to, the record the API
+   * holds and the confirmed `outcome` (`authorised` or `refused`, `refunded` or `failed`). Absent
+   * without `confirm`, and for event codes the API cannot confirm (`onUnknown`).
+   */
+  confirmed?: Confirmed | undefined;
+}
+
 /**
  * A callback of {@link createWebhookHandler}. `request` is the delivery's `Request`; under `.node`
  * it carries the method, URL and headers of the Node request, but not its body (already read).
- * The return value is awaited and otherwise ignored.
+ * `context` holds the event's key and, with `confirm`, its confirmation. The return value is
+ * awaited and otherwise ignored.
  */
-export type WebhookCallback<Event> = (event: Event, request: Request) => unknown;
+export type WebhookCallback<Event> = (event: Event, request: Request, context: WebhookContext<ConfirmedFor<Event>>) => unknown;
+
+/** What the `confirm` option of {@link createWebhookHandler} needs: a `PaymentClient`, or anything with `webhooks.confirm`. */
+export interface WebhookConfirmer {
+  /** The client's webhooks namespace. */
+  webhooks: {
+    /** Confirms an AUTHORISATION or REFUND event through the API (see `client.webhooks.confirm`). */
+    confirm(event: AuthorisationEvent | RefundEvent): Promise<ConfirmedWebhook>;
+  };
+}
 
 /** Options of {@link createWebhookHandler}. At least one of the event callbacks is required. */
 export interface WebhookHandlerOptions {
@@ -224,6 +256,28 @@ export interface WebhookHandlerOptions {
   onError?: ((error: unknown, event: WebhookEvent) => unknown) | undefined;
   /** Bodies larger than this many bytes are refused with 413 before parsing. Default 1 MiB. */
   maxBodyBytes?: number | undefined;
+  /**
+   * Where events are claimed before their callback runs, so that each event's callback runs to
+   * success once per key whatever the deliveries (duplicates, concurrent ones, several instances
+   * of the app): `memoryWebhookStore()` for one process, or the SQLite, PostgreSQL and Redis stores
+   * of `payment-service-sdk/stores/*`, or your own {@link WebhookStore}. Without it, every delivery
+   * runs its callback (as the service delivers at least once, the callback must then be idempotent).
+   */
+  store?: WebhookStore | undefined;
+  /** The key of an event in the store. Default {@link webhookEventKey}. A non-empty string of at most 500 characters. */
+  eventKey?: ((event: WebhookEvent) => string) | undefined;
+  /**
+   * How long a claim holds, in ms (default 60 000): a delivery whose process dies mid-callback
+   * keeps the event from running elsewhere this long, then the next delivery runs it. Make it
+   * longer than your slowest callback, which then runs twice at worst.
+   */
+  leaseMs?: number | undefined;
+  /**
+   * Confirms AUTHORISATION and REFUND events through the API (`client.webhooks.confirm`) once
+   * claimed, before their callback, which receives the result as `context.confirmed`. An event the
+   * API does not confirm is answered 422 and its callback never runs (see {@link createWebhookHandler}).
+   */
+  confirm?: WebhookConfirmer | undefined;
 }
 
 /**
@@ -274,11 +328,15 @@ export interface WebhookHandler {
 
 interface Reply {
   status: number;
-  body: { received: boolean; error?: string };
+  body: { received: boolean; duplicate?: true; error?: string };
   headers?: Record<string, string>;
 }
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+const DEFAULT_LEASE_MS = 60_000;
+const OK: Reply = { status: 200, body: { received: true } };
+const FAILED: Reply = { status: 500, body: { received: false } };
+const DUPLICATE: Reply = { status: 200, body: { received: true, duplicate: true } };
 const TOO_LARGE = Symbol('too large');
 const UNREADABLE: Reply = { status: 400, body: { received: false, error: 'The request body could not be read' } };
 const NOT_POST: Reply = {
@@ -367,11 +425,17 @@ function requestOf(req: NodeWebhookRequest): Request {
   }
 }
 
-function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } {
+function positiveInteger(value: number, option: string, unit: string): number {
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new ConfigurationError(option, `${option} must be a positive integer number of ${unit}`);
+  return value;
+}
+
+function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number; leaseMs: number } {
   if (typeof options !== 'object' || options === null) {
     throw new ConfigurationError('handlers', 'createWebhookHandler needs an options object with onAuthorisation, onRefund or onUnknown');
   }
-  for (const name of ['onAuthorisation', 'onRefund', 'onUnknown', 'onError'] as const) {
+  for (const name of ['onAuthorisation', 'onRefund', 'onUnknown', 'onError', 'eventKey'] as const) {
     if (options[name] !== undefined && typeof options[name] !== 'function') {
       throw new ConfigurationError(name, `${name} must be a function`);
     }
@@ -379,11 +443,35 @@ function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } 
   if (!options.onAuthorisation && !options.onRefund && !options.onUnknown) {
     throw new ConfigurationError('handlers', 'createWebhookHandler needs at least one of onAuthorisation, onRefund and onUnknown');
   }
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) {
-    throw new ConfigurationError('maxBodyBytes', 'maxBodyBytes must be a positive integer number of bytes');
+  const { store, confirm } = options;
+  if (
+    store !== undefined &&
+    ['claim', 'complete', 'release'].some((name) => typeof (store as unknown as Record<string, unknown>)?.[name] !== 'function')
+  ) {
+    throw new ConfigurationError('store', 'store must be a WebhookStore: an object with claim, complete and release methods');
   }
-  return { maxBodyBytes };
+  if (confirm !== undefined && typeof confirm?.webhooks?.confirm !== 'function') {
+    throw new ConfigurationError('confirm', 'confirm must be a PaymentClient (or anything with webhooks.confirm)');
+  }
+  return {
+    maxBodyBytes: positiveInteger(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes', 'bytes'),
+    leaseMs: positiveInteger(options.leaseMs ?? DEFAULT_LEASE_MS, 'leaseMs', 'milliseconds'),
+  };
+}
+
+/** The 409 of a delivery that found its event claimed by another: the sender retries after `Retry-After`. */
+function inProgress(retryAfterMs: number): Reply {
+  const seconds = Number.isFinite(retryAfterMs) ? Math.max(1, Math.ceil(retryAfterMs / 1000)) : 1;
+  return {
+    status: 409,
+    body: { received: false, error: 'This event is in progress in another delivery; retry later' },
+    headers: { 'retry-after': String(seconds) },
+  };
+}
+
+/** The 422 of an event the API does not confirm. The reason only: the record found stays with `onError`. */
+function notConfirmed(error: WebhookNotConfirmedError): Reply {
+  return { status: 422, body: { received: false, error: `The API does not confirm this webhook (${error.reason})` } };
 }
 
 /**
@@ -393,21 +481,30 @@ function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } 
  * | Outcome | Status | Body |
  * |---|---|---|
  * | callback done (or no callback for this code) | 200 | `{ "received": true }` |
+ * | with `store`: the event's callback already ran to success | 200 | `{ "received": true, "duplicate": true }` |
+ * | with `store`: another delivery is running it now | 409, `Retry-After` | `{ "received": false, "error": "...in progress..." }` |
+ * | the API does not confirm the event (`confirm`, or a `WebhookNotConfirmedError` from the callback) | 422 | `{ "received": false, "error": ... }` |
  * | malformed body | 400 | `{ "received": false, "error": "<what is wrong>" }` |
  * | not a POST | 405, `Allow: POST` | `{ "received": false, "error": ... }` |
  * | body over `maxBodyBytes` | 413 | `{ "received": false, "error": ... }` |
- * | callback threw or rejected | 500 | `{ "received": false }` (the error goes to `onError`, never to the caller) |
+ * | callback threw or rejected; the store, `eventKey` or the API call of `confirm` failed | 500 | `{ "received": false }` (the error goes to `onError`, never to the caller) |
  *
- * A 5xx lets the service redeliver (its retry policy is not documented), so callbacks should be
- * quick and idempotent: record the event, then do slow work elsewhere. Deliveries are not signed:
- * call `client.webhooks.confirm(event)` before shipping goods.
+ * Every answer but 200 makes the service deliver again later. Without a store, callbacks must be
+ * quick and idempotent. With a `store`, the event is claimed (under `eventKey(event)`, for
+ * `leaseMs`) before its callback runs: the callback runs to success once per key, across
+ * duplicates and instances; when it throws (or `confirm` fails) the claim is released so that the
+ * next delivery runs it; when its process dies, the claim ends with its lease. A callback that
+ * succeeded but whose `complete` then failed still answers 200 (the work is done; `onError` hears
+ * of it, and the claim ends with its lease). Deliveries are not signed: pass `confirm: client`
+ * (or call `client.webhooks.confirm(event)`) before shipping goods.
  *
  * ```ts
  * const handler = createWebhookHandler({
- *   onAuthorisation: async (event) => {
- *     const { outcome, record } = await client.webhooks.confirm(event); // 'authorised' or 'refused'
- *     if (outcome === 'refused') await orders.markFailed(event.data.paymentReference, record);
- *     else await orders.markPaid(event.data.paymentReference, record);
+ *   store: memoryWebhookStore(), // or sqliteWebhookStore, postgresWebhookStore, redisWebhookStore
+ *   confirm: client,
+ *   onAuthorisation: async (event, _request, { confirmed }) => {
+ *     if (confirmed?.outcome === 'refused') await orders.markFailed(event.data.paymentReference, confirmed.record);
+ *     else await orders.markPaid(event.data.paymentReference, confirmed?.record);
  *   },
  *   onError: (error) => logger.error(error),
  * });
@@ -418,8 +515,25 @@ function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number } 
  * Throws {@link ConfigurationError} when no event callback is given or an option is malformed.
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
-  const { maxBodyBytes } = checkOptions(options);
-  const { onAuthorisation, onRefund, onUnknown, onError } = options;
+  const { maxBodyBytes, leaseMs } = checkOptions(options);
+  const { onAuthorisation, onRefund, onUnknown, onError, store, confirm, eventKey = webhookEventKey } = options;
+
+  async function report(error: unknown, event: WebhookEvent): Promise<void> {
+    try {
+      await onError?.(error, event);
+    } catch {
+      // onError's own failure must not change the answer.
+    }
+  }
+
+  /** Runs a store step whose failure must not change the answer: it goes to onError. */
+  async function quietly(step: () => unknown, event: WebhookEvent): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      await report(error, event);
+    }
+  }
 
   async function deliver(body: unknown, request: () => Request): Promise<Reply> {
     let event: WebhookEvent;
@@ -428,19 +542,36 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     } catch (error) {
       return { status: 400, body: { received: false, error: (error as WebhookParseError).message } };
     }
+    const known = isAuthorisationEvent(event) || isRefundEvent(event);
+    const callback = (isAuthorisationEvent(event) ? onAuthorisation : isRefundEvent(event) ? onRefund : onUnknown) as
+      | WebhookCallback<WebhookEvent>
+      | undefined;
+    if (!callback) return OK;
+    let key = '';
+    let token: string | undefined;
     try {
-      if (isAuthorisationEvent(event)) await onAuthorisation?.(event, request());
-      else if (isRefundEvent(event)) await onRefund?.(event, request());
-      else await onUnknown?.(event as UnknownWebhookEvent, request());
-    } catch (error) {
-      try {
-        await onError?.(error, event);
-      } catch {
-        // onError's own failure must not change the answer.
+      key = eventKey(event);
+      if (typeof key !== 'string' || key === '') throw new TypeError('eventKey must return a non-empty string');
+      key = await storedKey(key);
+      if (store) {
+        const claim = await store.claim(key, leaseMs);
+        if (claim.status === 'done') return DUPLICATE;
+        if (claim.status === 'busy') return inProgress(claim.retryAfterMs);
+        token = claim.token;
+        if (claim.status !== 'claimed' || typeof token !== 'string')
+          throw new TypeError('The webhook store answered a claim with neither claimed, done nor busy');
       }
-      return { status: 500, body: { received: false } };
+      const confirmed = confirm && known ? await confirm.webhooks.confirm(event as AuthorisationEvent | RefundEvent) : undefined;
+      await callback(event, request(), confirm && known ? { key, confirmed } : { key });
+    } catch (error) {
+      // The claim then ends with its lease if release fails: the answer makes the sender retry anyway.
+      if (token !== undefined) await quietly(() => store?.release(key, token as string), event);
+      await report(error, event);
+      return error instanceof WebhookNotConfirmedError ? notConfirmed(error) : FAILED;
     }
-    return { status: 200, body: { received: true } };
+    // A complete that fails leaves the claim to end with its lease; the work is done, so the answer is 200.
+    if (token !== undefined) await quietly(() => store?.complete(key, token as string), event);
+    return OK;
   }
 
   const handler = async (request: Request): Promise<Response> => {
@@ -458,7 +589,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         reply = body === undefined ? UNREADABLE : body === TOO_LARGE ? tooLarge(maxBodyBytes) : await deliver(body, () => request);
       }
     } catch {
-      reply = { status: 500, body: { received: false } };
+      reply = FAILED;
     }
     return new Response(JSON.stringify(reply.body), {
       status: reply.status,
@@ -482,7 +613,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         reply = !readable ? UNREADABLE : body === TOO_LARGE ? tooLarge(maxBodyBytes) : await deliver(body, () => requestOf(req));
       }
     } catch {
-      reply = { status: 500, body: { received: false } };
+      reply = FAILED;
     }
     try {
       if (res.headersSent) return;

@@ -6,13 +6,14 @@ import type { RequestOptions } from '../core/transport.js';
 import { parseReference, referenceProblem } from '../helpers/references.js';
 import { isAuthorisationEvent, isRefundEvent, parseWebhook } from '../helpers/webhooks.js';
 import type { Amount } from '../schemas/common.js';
-import type { ModificationRecord } from '../schemas/modifications.js';
-import type { PosPayment } from '../schemas/pos.js';
+import type { ConfirmedPosPayment, ConfirmedRefund, ConfirmedSessionPayment, ConfirmedWebhook } from '../schemas/confirmed-webhooks.js';
 import type { Session } from '../schemas/sessions.js';
-import type { AuthorisationEvent, PaymentOutcome, RefundEvent, RefundOutcome } from '../schemas/webhooks.js';
+import type { AuthorisationEvent, PaymentOutcome, RefundEvent } from '../schemas/webhooks.js';
 import type { Modifications } from './modifications.js';
 import type { Pos } from './pos.js';
 import type { Sessions } from './sessions.js';
+
+export type { ConfirmedPosPayment, ConfirmedRefund, ConfirmedSessionPayment, ConfirmedWebhook };
 
 /** The namespaces webhook confirmation reads through. */
 export interface WebhookSources {
@@ -39,48 +40,6 @@ export interface ConfirmWebhookOptions extends Omit<RequestOptions, 'idempotency
    */
   sessionId?: string | undefined;
 }
-
-/** An AUTHORISATION of a POS payment, confirmed by `GET /pos/payments`. */
-export interface ConfirmedPosPayment {
-  /** Confirmed through the POS payments listing. */
-  kind: 'posPayment';
-  /** `authorised` (the record's `status` is `success`) or `refused` (it is `failed`), as the event says. */
-  outcome: PaymentOutcome;
-  /** The event, as parsed. */
-  event: AuthorisationEvent;
-  /** The payment as the API returned it: `status` `success` or `failed` as `outcome` says, the event's amount. */
-  record: PosPayment;
-}
-
-/** An AUTHORISATION of an online payment, confirmed by its session. */
-export interface ConfirmedSessionPayment {
-  /** Confirmed through the payment's session. */
-  kind: 'session';
-  /**
-   * `authorised` (the session is `completed` with this payment) or `refused` (this payment is a
-   * failed attempt of the session), as the event says.
-   */
-  outcome: PaymentOutcome;
-  /** The event, as parsed. */
-  event: AuthorisationEvent;
-  /** The session as `GET /payment/session/{sessionId}` returned it, holding the event's payment. */
-  record: Session;
-}
-
-/** A REFUND, confirmed by `GET /modifications?type=refund`. */
-export interface ConfirmedRefund {
-  /** Confirmed through the modifications listing. */
-  kind: 'refund';
-  /** `refunded` (the record's `status` is `success`) or `failed` (it is `failed`), as the event's `status` says. */
-  outcome: RefundOutcome;
-  /** The event, as parsed. */
-  event: RefundEvent;
-  /** The refund as the API returned it: the event's status, payment and amount. */
-  record: ModificationRecord;
-}
-
-/** What `client.webhooks.confirm` resolves to: the event, its `outcome` and the record that confirms it, by `kind`. */
-export type ConfirmedWebhook = ConfirmedPosPayment | ConfirmedSessionPayment | ConfirmedRefund;
 
 const DEFAULT_MAX_PAGES = 10;
 const PAGE_SIZE = 100;
