@@ -1,0 +1,299 @@
+/**
+ * The proof of exactly-once webhooks (issue 24): four processes of examples/webhook-shop/shop.ts
+ * share one store (PostgreSQL, then Redis, then one SQLite file) and receive the sandbox's webhooks
+ * over 127.0.0.1 for paid and declined sessions and POS payments. The sandbox sends every event to
+ * all four, and its fault rules send three copies of each at once, delay some and hold others back
+ * until after a later copy (reorder). One shop is killed with SIGKILL in the middle of a callback
+ * and restarted on its port; its claim must expire and a redelivery must run the callback. Then
+ * the shops' append-only log (no unique constraint) must hold exactly one line per confirmed
+ * payment: `fulfil` for each authorised one, `refuse` for each refused POS payment, and none for a
+ * declined session (which emits no webhook).
+ *
+ * Runs against the built package (`npm run build`). PROOF_PAYMENTS (default 60) sets the payments
+ * of a run, PROOF_RUNS (default 1) the runs per store.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PaymentClient } from '../src/index.js';
+import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { posTestAmount, TEST_TERMINALS } from '../src/testing/index.js';
+import { postgresUrl, redisUrl } from './support/services.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const SHOP = join(ROOT, 'examples/webhook-shop/shop.ts');
+const PAYMENTS = Math.max(20, Number(process.env.PROOF_PAYMENTS ?? 60));
+const RUNS = Math.max(1, Number(process.env.PROOF_RUNS ?? 1));
+/** Longer than a callback takes on a loaded machine (a confirm is a few loopback requests), short enough to wait out. */
+const LEASE_MS = 2_500;
+const SHOPS = 4;
+const REORDERED = 3;
+const SLOW_ORDER = 'order-slow';
+
+interface Shop {
+  child: ChildProcess;
+  port: number;
+  exited: Promise<void>;
+  stderr: () => string;
+}
+
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Starts one shop process; resolves once it listens. */
+function startShop(env: Record<string, string>, port = 0): Promise<Shop> {
+  const child = spawn(process.execPath, [SHOP], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let out = '';
+  let err = '';
+  const exited = new Promise<void>((done) =>
+    child.once('exit', () => {
+      running.delete(child);
+      done();
+    }),
+  );
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  return new Promise((ready, fail) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      const listening = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(out);
+      if (listening) ready({ child, port: Number(listening[1]), exited, stderr: () => err });
+    });
+    void exited.then(() => fail(new Error(`shop exited before listening:\n${err}`)));
+  });
+}
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
+
+/** What a run is made of, by order id: what the log must say about it. */
+type Expected = Map<string, 'fulfil' | 'refuse' | 'nothing'>;
+
+/** The payments of a run, in proportions of `PAYMENTS`. */
+function plan(run: number) {
+  const count = (share: number) => Math.max(2, Math.round(PAYMENTS * share));
+  const id = (kind: string, index: number) => `order-${run}-${kind}-${index}`;
+  return {
+    reordered: Array.from({ length: REORDERED }, (_, index) => id('held', index)),
+    paid: [SLOW_ORDER, ...Array.from({ length: count(0.45) }, (_, index) => id('paid', index))],
+    declined: Array.from({ length: count(0.1) }, (_, index) => id('declined', index)),
+    posPaid: Array.from({ length: count(0.27) }, (_, index) => id('pos', index)),
+    posRefused: Array.from({ length: count(0.13) }, (_, index) => id('posko', index)),
+  };
+}
+
+/** Runs `work` over `items`, `lanes` at a time. */
+async function inLanes<T>(items: readonly T[], lanes: number, work: (item: T, lane: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      while (next < items.length) await work(items[next++] as T, lane);
+    }),
+  );
+}
+
+interface Outcome {
+  lines: string[];
+  expected: Expected;
+  killedPid: number;
+  deliveries: ReturnType<Sandbox['records']['deliveries']>;
+}
+
+/** One run against `store`: four shops, the payments, the faults and the kill; resolves with what the log holds. */
+async function prove(store: string, name: string, run: number): Promise<Outcome> {
+  const dir = mkdtempSync(join(tmpdir(), 'webhook-proof-'));
+  const logPath = join(dir, 'fulfilled.log');
+  const marker = join(dir, 'slow.pid');
+  const sandbox = createSandbox({ posDelayMs: 0, seed: 24 + run, webhookRetry: { attempts: 12, initialDelayMs: 100 } });
+  const shops: Shop[] = [];
+  try {
+    const { baseUrl } = await sandbox.listen();
+    const client = new PaymentClient({ apiKey: sandbox.keys.test, webcode: sandbox.webcode, baseUrl, maxRetries: 0 });
+    const env = {
+      PAYMENT_SERVICE_API_KEY: sandbox.keys.test,
+      PAYMENT_SERVICE_WEBCODE: sandbox.webcode,
+      PAYMENT_SERVICE_BASE_URL: baseUrl,
+      PAYMENT_SERVICE_ENVIRONMENT: 'test',
+      SHOP_STORE: store,
+      SHOP_STORE_NAME: name,
+      SHOP_LOG: logPath,
+      SHOP_LEASE_MS: String(LEASE_MS),
+      SHOP_SLOW_ORDER: SLOW_ORDER,
+      SHOP_SLOW_MARKER: marker,
+    };
+    shops.push(...(await Promise.all(Array.from({ length: SHOPS }, () => startShop(env)))));
+    sandbox.webhookUrls = shops.map((shop) => `http://127.0.0.1:${shop.port}/webhooks`);
+
+    // The first AUTHORISATIONs are held back until another copy of theirs was sent; of the rest,
+    // one in five comes 300 ms late, the others three times at once. Each goes to all four shops.
+    sandbox.faults.add({ event: 'AUTHORISATION', times: REORDERED, effect: { type: 'reorder' } });
+    sandbox.faults.add({ event: 'AUTHORISATION', probability: 0.2, effect: { type: 'delay', ms: 300 } });
+    sandbox.faults.add({ event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 3 } });
+
+    const orders = plan(run);
+    const expected: Expected = new Map();
+    const sessionIds = new Map<string, string>();
+    const paySession = async (order: string, holderName: string) => {
+      const session = await client.sessions.create({
+        amount: { value: 2_500, currency: 'EUR' },
+        urlOk: 'https://shop.example/paid',
+        urlKo: 'https://shop.example/failed',
+        customReference: order,
+      });
+      sessionIds.set(order, session.sessionId);
+      await sandbox.paySession('test', session.sessionId, { holderName });
+    };
+    for (const order of orders.reordered) {
+      expected.set(order, 'fulfil');
+      await paySession(order, 'Jane Tester');
+    }
+    for (const order of [...orders.paid, ...orders.posPaid]) expected.set(order, 'fulfil');
+    for (const order of orders.posRefused) expected.set(order, 'refuse');
+    for (const order of orders.declined) expected.set(order, 'nothing');
+
+    // The shop whose callback hangs on the slow order is killed in it, and started again on its port.
+    let killedPid = 0;
+    let leaseEnds = Number.POSITIVE_INFINITY;
+    const killer = (async () => {
+      for (const deadline = Date.now() + 20_000; !existsSync(marker) || readFileSync(marker, 'utf8') === ''; await sleep(10)) {
+        if (Date.now() > deadline) throw new Error('no shop ran the slow order');
+      }
+      killedPid = Number(readFileSync(marker, 'utf8'));
+      const index = shops.findIndex((shop) => shop.child.pid === killedPid);
+      const victim = shops[index];
+      if (!victim) throw new Error(`no shop has pid ${killedPid}`);
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      leaseEnds = Date.now() + LEASE_MS;
+      shops[index] = await startShop(env, victim.port);
+    })();
+
+    const sessions = [
+      ...orders.paid.map((order) => ({ order, holderName: 'Jane Tester' })),
+      ...orders.declined.map((order) => ({ order, holderName: 'DECLINED' })),
+    ];
+    const pos = [
+      ...orders.posPaid.map((order) => ({ order, amount: posTestAmount('success') })),
+      ...orders.posRefused.map((order) => ({ order, amount: posTestAmount('failed') })),
+    ];
+    const onlineTerminals = TEST_TERMINALS.filter((terminal) => terminal.online);
+    await Promise.all([
+      // The slow order's payment waits for its webhooks' first attempts, one of which hangs: not awaited in a lane.
+      inLanes(sessions, 6, async ({ order, holderName }) => {
+        const paying = paySession(order, holderName);
+        if (order !== SLOW_ORDER) await paying;
+        else void paying.catch(() => undefined);
+      }),
+      inLanes(pos, onlineTerminals.length, async ({ order, amount }, lane) => {
+        const poiId = onlineTerminals[lane]?.poiId ?? '';
+        await client.pos.createPayment({ poiId, amount: { value: amount, currency: 'EUR' }, customReference: order });
+      }),
+      killer,
+    ]);
+    // Another copy of each held event is sent, and the held one after it.
+    for (const order of orders.reordered) await sandbox.emitEvent('test', 'AUTHORISATION', sessionIds.get(order) ?? '');
+
+    // Until every expected line is there. Once the killed claim's lease has ended and only the slow
+    // order is left, the sandbox clock is moved ahead so that its retries come now, not seconds later.
+    const wanted = [...expected.values()].filter((what) => what !== 'nothing').length;
+    const lines = () => (existsSync(logPath) ? readFileSync(logPath, 'utf8').split('\n').filter(Boolean) : []);
+    const slowDone = () => lines().some((line) => line.startsWith(`fulfil ${SLOW_ORDER} `));
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; ) {
+      await sandbox.webhooksSettled();
+      if (lines().length >= wanted) break;
+      if (Date.now() > leaseEnds && !slowDone() && lines().length === wanted - 1) await sandbox.advanceClock(1_000);
+      else await sleep(50);
+    }
+    // Every remaining retry now: each must be answered 200 (a duplicate), none left pending.
+    await sandbox.advanceClock(3_600_000);
+    await sandbox.webhooksSettled();
+    return { lines: lines(), expected, killedPid, deliveries: sandbox.records.deliveries() };
+  } finally {
+    for (const shop of shops) shop.child.kill('SIGTERM');
+    await Promise.all(shops.map((shop) => shop.exited));
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Checks a run: exactly one line per confirmed payment, none for the rest, and every delivery answered 200 in the end. */
+function check({ lines, expected, killedPid, deliveries }: Outcome): void {
+  const seen = new Map<string, string[]>();
+  for (const line of lines) {
+    const [action = '', order = ''] = line.split(' ');
+    seen.set(order, [...(seen.get(order) ?? []), action]);
+  }
+  const doubles = [...seen].filter(([, actions]) => actions.length > 1);
+  const missing = [...expected].filter(([order, what]) => what !== 'nothing' && !seen.has(order)).map(([order]) => order);
+  const wrong = [...seen].filter(([order, [action]]) => (expected.get(order) ?? 'unknown') !== action);
+  expect({ doubles, missing, wrong }).toEqual({ doubles: [], missing: [], wrong: [] });
+  expect(lines).toHaveLength([...expected.values()].filter((what) => what !== 'nothing').length);
+
+  // The killed process never wrote the slow order's line: another run of the callback did.
+  const slow = lines.find((line) => line.startsWith(`fulfil ${SLOW_ORDER} `)) ?? '';
+  expect(killedPid).toBeGreaterThan(0);
+  expect(slow.split(' ')[3]).not.toBe(String(killedPid));
+
+  // The sender saw it all: duplicates answered 200, deliveries during a claim 409, and in the end
+  // every delivery (held, delayed, copied, cut by the kill) acknowledged with a 2xx.
+  const answers = deliveries.flatMap((delivery) => delivery.attempts.map((attempt) => attempt.status));
+  expect(answers).toContain(409);
+  expect(deliveries.filter((delivery) => delivery.attempts.some((attempt) => attempt.responseBody?.includes('"duplicate":true')))).not.toHaveLength(0);
+  expect(deliveries.filter((delivery) => !delivery.delivered).map((delivery) => [delivery.id, delivery.event.data.customReference])).toEqual([]);
+  expect(deliveries.filter((delivery) => delivery.fault !== null)).not.toHaveLength(0);
+}
+
+async function dropTable(url: string, table: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const pool = new pg.Pool({ connectionString: url });
+  await pool.query(`DROP TABLE IF EXISTS ${table}`);
+  await pool.end();
+}
+
+async function dropKeys(url: string, prefix: string): Promise<void> {
+  const { createClient } = await import('redis');
+  const client = await createClient({ url }).connect();
+  const keys = await client.keys(`${prefix}*`);
+  if (keys.length > 0) await client.del(keys);
+  client.destroy();
+}
+
+const timeout = RUNS * (30_000 + PAYMENTS * 200);
+const pgUrl = postgresUrl();
+const redis = redisUrl();
+
+describe('exactly one side effect per webhook across four shop processes', () => {
+  it.skipIf(!pgUrl)('sharing PostgreSQL', { timeout }, async () => {
+    for (let run = 0; run < RUNS; run++) {
+      const table = `webhook_proof_${process.pid}_${run}`;
+      try {
+        check(await prove(pgUrl ?? '', table, run));
+      } finally {
+        await dropTable(pgUrl ?? '', table);
+      }
+    }
+  });
+
+  it.skipIf(!redis)('sharing Redis', { timeout }, async () => {
+    for (let run = 0; run < RUNS; run++) {
+      const prefix = `webhook-proof-${process.pid}-${run}`;
+      try {
+        check(await prove(redis ?? '', prefix, run));
+      } finally {
+        await dropKeys(redis ?? '', prefix);
+      }
+    }
+  });
+
+  it('sharing one SQLite file', { timeout }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-proof-db-'));
+    try {
+      for (let run = 0; run < RUNS; run++) check(await prove(`sqlite:${join(dir, 'events.db')}`, `webhook_events_${run}`, run));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
