@@ -22,8 +22,8 @@
 import { openSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
 import { type AuthorisationEvent, createWebhookHandler, PaymentClient, type WebhookStore } from 'payment-service-sdk';
-import { isMain } from '../setup.ts';
 
 /** A store and how to let go of its connection. */
 export interface OpenedStore {
@@ -91,7 +91,8 @@ function createdMarker(path: string): boolean {
   }
 }
 
-if (isMain(import.meta.url)) {
+// Run as a script (not imported); ../setup.ts has the same check but loads the sandbox, which a shop does not need.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { store, close } = await openStore(process.env.SHOP_STORE ?? '', process.env.SHOP_STORE_NAME);
   // O_APPEND: each line lands whole at the end of the file, whichever process writes it.
   const log = openSync(process.env.SHOP_LOG ?? 'fulfilled.log', 'a');
