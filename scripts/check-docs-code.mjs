@@ -49,7 +49,7 @@ declare global {
   /** The webhook handler of the README's "exactly once" section, mounted by its framework blocks. */
   const webhook: WebhookHandler;
   function shipOrder(orderId: string | null | undefined): Promise<void>;
-  /** The D1 store of examples/webhooks/cloudflare-worker.ts. */
+  /** The D1 store of examples/webhooks/d1-webhook-store.ts. */
   function d1WebhookStore(db: D1Database): WebhookStore;
 }
 export {};
