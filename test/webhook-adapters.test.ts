@@ -10,12 +10,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { afterAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain .mjs script without declarations
-import { codeBlocks } from '../scripts/check-docs-code.mjs';
 import { expressApp } from '../examples/webhooks/express.ts';
 import { fastifyApp } from '../examples/webhooks/fastify.ts';
 import { honoApp } from '../examples/webhooks/hono.ts';
 import { createShopWebhook } from '../examples/webhooks/webhook.ts';
+// @ts-expect-error: a plain .mjs script without declarations
+import { codeBlocks } from '../scripts/check-docs-code.mjs';
 import { memoryWebhookStore, PaymentClient, type WebhookHandler } from '../src/index.js';
 import { createSandbox } from '../src/sandbox/index.js';
 import { posTestAmount, TEST_TERMINALS } from '../src/testing/index.js';
@@ -83,8 +83,16 @@ describe('examples/webhooks/: a webhook delivered twice at once runs the callbac
       });
       await sandbox.paySession('test', session.sessionId);
       const poiId = TEST_TERMINALS[0].poiId;
-      await client.pos.createPayment({ poiId, amount: { value: posTestAmount('success'), currency: 'EUR' }, customReference: 'order-till' });
-      await client.pos.createPayment({ poiId, amount: { value: posTestAmount('failed'), currency: 'EUR' }, customReference: 'order-declined' });
+      await client.pos.createPayment({
+        poiId,
+        amount: { value: posTestAmount('success'), currency: 'EUR' },
+        customReference: 'order-till',
+      });
+      await client.pos.createPayment({
+        poiId,
+        amount: { value: posTestAmount('failed'), currency: 'EUR' },
+        customReference: 'order-declined',
+      });
       for (let round = 0; round < 50 && sandbox.records.deliveries({ status: 'pending' }).length > 0; round++) {
         await sandbox.webhooksSettled();
         await sandbox.advanceClock(1_000);
@@ -104,7 +112,7 @@ describe('docs/webhooks.md', () => {
   it('its sandbox test script runs as written and prints what its comments say', { timeout: 60_000 }, async () => {
     buildOnce();
     const blocks = (codeBlocks as (markdown: string) => { code: string }[])(readFileSync(`${ROOT}/docs/webhooks.md`, 'utf8'));
-    const script = blocks.find((block) => block.code.includes("copies: 3"))?.code ?? '';
+    const script = blocks.find((block) => block.code.includes('copies: 3'))?.code ?? '';
     const shown = script.split('\n').flatMap((line) => /^console\.log\(.*\); \/\/ (.*)$/.exec(line)?.[1] ?? []);
     expect(shown).toEqual(['1', '3']);
     // In the repository, so that `payment-service-sdk` is the built package, as for a reader.

@@ -48,7 +48,11 @@ afterAll(() => {
 
 /** Starts one shop process; resolves once it listens. */
 function startShop(env: Record<string, string>, port = 0): Promise<Shop> {
-  const child = spawn(process.execPath, [SHOP], { cwd: ROOT, env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [SHOP], {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   let out = '';
   let err = '';
@@ -241,7 +245,9 @@ function check({ lines, errors, expected, killedPid, deliveries }: Outcome): voi
     const [action = '', order = ''] = line.split(' ');
     seen.set(order, [...(seen.get(order) ?? []), action]);
   }
-  const doubles = [...seen].filter(([, actions]) => actions.length > 1).map(([order]) => lines.filter((line) => line.split(' ')[1] === order));
+  const doubles = [...seen]
+    .filter(([, actions]) => actions.length > 1)
+    .map(([order]) => lines.filter((line) => line.split(' ')[1] === order));
   const missing = [...expected].filter(([order, what]) => what !== 'nothing' && !seen.has(order)).map(([order]) => order);
   const wrong = [...seen].filter(([order, [action]]) => (expected.get(order) ?? 'unknown') !== action);
   expect({ doubles, missing, wrong }, `the shops' stderr:\n${errors}`).toEqual({ doubles: [], missing: [], wrong: [] });
@@ -256,8 +262,12 @@ function check({ lines, errors, expected, killedPid, deliveries }: Outcome): voi
   // every delivery (held, delayed, copied, cut by the kill) acknowledged with a 2xx.
   const answers = deliveries.flatMap((delivery) => delivery.attempts.map((attempt) => attempt.status));
   expect(answers).toContain(409);
-  expect(deliveries.filter((delivery) => delivery.attempts.some((attempt) => attempt.responseBody?.includes('"duplicate":true')))).not.toHaveLength(0);
-  expect(deliveries.filter((delivery) => !delivery.delivered).map((delivery) => [delivery.id, delivery.event.data.customReference])).toEqual([]);
+  expect(
+    deliveries.filter((delivery) => delivery.attempts.some((attempt) => attempt.responseBody?.includes('"duplicate":true'))),
+  ).not.toHaveLength(0);
+  expect(
+    deliveries.filter((delivery) => !delivery.delivered).map((delivery) => [delivery.id, delivery.event.data.customReference]),
+  ).toEqual([]);
   expect(deliveries.filter((delivery) => delivery.fault !== null)).not.toHaveLength(0);
 }
 

@@ -21,7 +21,11 @@ export default {
   fetch(request: Request, env: Env): Promise<Response> {
     handler ??= createWebhookHandler({
       store: d1WebhookStore(env.DB),
-      confirm: new PaymentClient({ apiKey: env.PAYMENT_SERVICE_API_KEY, webcode: env.PAYMENT_SERVICE_WEBCODE, baseUrl: env.PAYMENT_SERVICE_BASE_URL }),
+      confirm: new PaymentClient({
+        apiKey: env.PAYMENT_SERVICE_API_KEY,
+        webcode: env.PAYMENT_SERVICE_WEBCODE,
+        baseUrl: env.PAYMENT_SERVICE_BASE_URL,
+      }),
       onAuthorisation: async (event, _request, { confirmed }) => {
         if (confirmed?.outcome === 'authorised') console.log(`ship ${event.data.customReference}`); // once per payment
       },

@@ -25,11 +25,17 @@ export function d1WebhookStore(db: D1Database): WebhookStore {
         .bind(key, token, now + leaseMs, now)
         .first<{ token: string }>();
       if (claimed) return { status: 'claimed', token };
-      const row = await db.prepare('SELECT done, expires_at FROM webhook_events WHERE key = ?1').bind(key).first<{ done: number; expires_at: number }>();
+      const row = await db
+        .prepare('SELECT done, expires_at FROM webhook_events WHERE key = ?1')
+        .bind(key)
+        .first<{ done: number; expires_at: number }>();
       return row?.done ? { status: 'done' } : { status: 'busy', retryAfterMs: Math.max(1, (row?.expires_at ?? now) - now) };
     },
     async complete(key, token) {
-      await db.prepare('UPDATE webhook_events SET done = 1, token = NULL WHERE key = ?1 AND token = ?2 AND done = 0').bind(key, token).run();
+      await db
+        .prepare('UPDATE webhook_events SET done = 1, token = NULL WHERE key = ?1 AND token = ?2 AND done = 0')
+        .bind(key, token)
+        .run();
     },
     async release(key, token) {
       await db.prepare('DELETE FROM webhook_events WHERE key = ?1 AND token = ?2 AND done = 0').bind(key, token).run();

@@ -3,9 +3,10 @@
  * PAYMENT_SERVICE_* variables, the store in the PostgreSQL database DATABASE_URL names (the table
  * is created on first use), shared by every instance of the app.
  */
-import pg from 'pg';
+
 import { PaymentClient, type WebhookHandler } from 'payment-service-sdk';
 import { postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
+import pg from 'pg';
 import { createShopWebhook } from './webhook.ts';
 
 export function fromEnvironment(): WebhookHandler {

@@ -4,9 +4,10 @@
  * loads route files at build time, when PAYMENT_SERVICE_* and DATABASE_URL may be unset. A route
  * file exports only route handlers, hence nothing else is exported here.
  */
-import pg from 'pg';
+
 import { createWebhookHandler, PaymentClient, type WebhookHandler } from 'payment-service-sdk';
 import { postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
+import pg from 'pg';
 
 let handler: WebhookHandler | undefined;
 
