@@ -11,7 +11,7 @@
  *   node examples/webhook-shop/shop.ts
  *
  * - SHOP_STORE: `postgres://...`, `redis://...` or `sqlite:<file>`; SHOP_STORE_NAME: the table or
- *   key prefix (default `webhook_events`); SHOP_LEASE_MS: the lease (default 60 000).
+ *   key prefix (default: the store's); SHOP_LEASE_MS: the lease (default 60 000).
  * - SHOP_LOG: the append-only log, one line per run of the callback:
  *   `fulfil <order> <paymentReference> <pid>` or `refuse <order> <paymentReference> <pid>`.
  * - PORT: 0 (default) picks a free port; the shop prints `listening on <url>` once it listens.
@@ -32,7 +32,7 @@ export interface OpenedStore {
 }
 
 /** The store SHOP_STORE names, shared by every instance given the same value. */
-export async function openStore(location: string, name = 'webhook_events'): Promise<OpenedStore> {
+export async function openStore(location: string, name?: string): Promise<OpenedStore> {
   if (location.startsWith('postgres://') || location.startsWith('postgresql://')) {
     const { Pool } = await import('pg');
     const { postgresWebhookStore } = await import('payment-service-sdk/stores/postgres');
@@ -43,12 +43,12 @@ export async function openStore(location: string, name = 'webhook_events'): Prom
     const { createClient } = await import('redis');
     const { redisWebhookStore } = await import('payment-service-sdk/stores/redis');
     const client = await createClient({ url: location }).connect();
-    return { store: redisWebhookStore(client, { prefix: `${name}:` }), close: async () => void client.destroy() };
+    return { store: redisWebhookStore(client, { prefix: name && `${name}:` }), close: async () => void client.destroy() };
   }
   if (location.startsWith('sqlite:')) {
     const { sqliteWebhookStore } = await import('payment-service-sdk/stores/sqlite');
     const store = sqliteWebhookStore({ path: location.slice('sqlite:'.length), table: name });
-    return { store, close: async () => {} };
+    return { store, close: async () => store.close() };
   }
   throw new TypeError('SHOP_STORE must be postgres://..., redis://... or sqlite:<file>');
 }
