@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { defineConfig, type Options } from 'tsup';
 import { fixtureJsonSchema } from './src/cli/fixture/schema.js';
+import { postgresWebhookStoreMigration } from './src/stores/postgres.js';
 
 const shared = {
   format: ['esm', 'cjs'],
@@ -27,14 +28,26 @@ const schemaCompilerExternal: NonNullable<Options['esbuildPlugins']>[number] = {
 export default defineConfig([
   {
     ...shared,
-    entry: { index: 'src/index.ts', testing: 'src/testing/index.ts', sandbox: 'src/sandbox/index.ts', cli: 'src/cli/index.ts' },
+    entry: {
+      index: 'src/index.ts',
+      testing: 'src/testing/index.ts',
+      sandbox: 'src/sandbox/index.ts',
+      cli: 'src/cli/index.ts',
+      'stores/sqlite': 'src/stores/sqlite.ts',
+      'stores/postgres': 'src/stores/postgres.ts',
+      'stores/redis': 'src/stores/redis.ts',
+    },
     dts: true,
     // Both builds write to dist at once: the other build's files are not this one's to remove.
     clean: ['!schema-compiler.*'],
     splitting: true,
     esbuildPlugins: [schemaCompilerExternal],
-    // `payment-service-sdk/fixture.schema.json`: made from the action table the CLI checks fixtures with.
-    onSuccess: () => writeFile('dist/fixture.schema.json', `${JSON.stringify(fixtureJsonSchema(), null, 2)}\n`),
+    // `payment-service-sdk/fixture.schema.json`: made from the action table the CLI checks fixtures with;
+    // `payment-service-sdk/stores/postgres.sql`: the PostgreSQL store's table, for migrations.
+    onSuccess: async () => {
+      await writeFile('dist/fixture.schema.json', `${JSON.stringify(fixtureJsonSchema(), null, 2)}\n`);
+      await writeFile('dist/stores/postgres.sql', postgresWebhookStoreMigration());
+    },
   },
   {
     ...shared,

@@ -45,9 +45,19 @@ const storeChildren = new Set();
 const EXPORT_ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 100_000);
 const EXPORT_RUNS = Number(process.env.BENCH_EXPORT_RUNS ?? 3);
 const EXPORT_TARGETS = { rowsPerSecond: 5_000, rssRangeMB: 50 };
-/** `BENCH_ONLY=export` or `BENCH_ONLY=store`: that section alone (neither needs the peer SDKs of bench/node_modules). */
+/**
+ * Webhook stores (issue 24): median overhead of a claim + complete per delivery, on loopback, over
+ * this many deliveries per store (after a warm-up of a tenth as many).
+ */
+const WEBHOOK_STORE_OPS = Number(process.env.BENCH_WEBHOOK_STORE_OPS ?? 2_000);
+const WEBHOOK_STORE_TARGETS_MS = { memory: 0.05, sqlite: 1, postgres: 2, redis: 2 };
+/**
+ * `BENCH_ONLY=export`, `BENCH_ONLY=store` or `BENCH_ONLY=webhook-stores`: that section alone (none
+ * needs the peer SDKs of bench/node_modules).
+ */
 const ONLY = process.env.BENCH_ONLY;
-if (ONLY !== undefined && ONLY !== 'export' && ONLY !== 'store') throw new Error(`BENCH_ONLY takes export or store, got ${ONLY}`);
+const SECTIONS = ['export', 'store', 'webhook-stores'];
+if (ONLY !== undefined && !SECTIONS.includes(ONLY)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
 const cliPath = fileURLToPath(new URL('../dist/cli.cjs', import.meta.url));
@@ -214,6 +224,13 @@ if (ONLY === 'store') {
   }
   printStore(results.sandboxStore);
   console.log('\nBENCH_ONLY=store: bench/results.json left as it was.');
+  process.exit(process.exitCode ?? 0);
+}
+if (ONLY === 'webhook-stores') {
+  server.kill();
+  results.webhookStores = await webhookStoreSection();
+  printWebhookStores(results.webhookStores);
+  console.log('\nBENCH_ONLY=webhook-stores: bench/results.json left as it was.');
   process.exit(process.exitCode ?? 0);
 }
 if (ONLY === 'export') {
@@ -763,6 +780,78 @@ async function cliExportSection() {
 }
 results.cliExport = await cliExportSection();
 
+/**
+ * The real PostgreSQL and Redis of `scripts/services.sh`: the ones the environment names, or a
+ * pair started here (and stopped by the returned function).
+ */
+function webhookStoreServers() {
+  const named = { postgres: process.env.PAYMENT_SDK_TEST_POSTGRES_URL, redis: process.env.PAYMENT_SDK_TEST_REDIS_URL };
+  if (named.postgres && named.redis) return { ...named, stop: () => undefined };
+  const script = join(repo, 'scripts', 'services.sh');
+  const exports = execFileSync(script, ['start'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const value = (name) => new RegExp(`^export ${name}=(.*)$`, 'm').exec(exports)?.[1];
+  const dir = value('PAYMENT_SDK_SERVICES_DIR');
+  return {
+    postgres: named.postgres ?? value('PAYMENT_SDK_TEST_POSTGRES_URL'),
+    redis: named.redis ?? value('PAYMENT_SDK_TEST_REDIS_URL'),
+    stop: () => execFileSync(script, ['stop', dir], { stdio: 'inherit' }),
+  };
+}
+
+/** Median (and p90) time of a claim + complete of a fresh key, one delivery after the other. */
+async function claimAndComplete(store, name) {
+  const deliver = async (index) => {
+    const key = `AUTHORISATION:BENCH-${name}-${index}:AUTHORISED`;
+    const claim = await store.claim(key, 60_000);
+    if (claim.status !== 'claimed') throw new Error(`${name}: claim of a fresh key answered ${claim.status}`);
+    await store.complete(key, claim.token);
+  };
+  const warm = Math.max(50, Math.round(WEBHOOK_STORE_OPS / 10));
+  for (let index = 0; index < warm; index++) await deliver(`warm-${index}`);
+  const times = [];
+  for (let index = 0; index < WEBHOOK_STORE_OPS; index++) {
+    const started = performance.now();
+    await deliver(index);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { deliveries: times.length, medianMs: quantile(times, 0.5), p90Ms: quantile(times, 0.9) };
+}
+
+async function webhookStoreSection() {
+  const { memoryWebhookStore } = await import('../dist/index.mjs');
+  const { sqliteWebhookStore } = await import('../dist/stores/sqlite.mjs');
+  const { postgresWebhookStore } = await import('../dist/stores/postgres.mjs');
+  const { redisWebhookStore } = await import('../dist/stores/redis.mjs');
+  const { default: pg } = await import('pg');
+  const { createClient } = await import('redis');
+  const dir = mkdtempSync(join(tmpdir(), 'webhook-store-bench-'));
+  const servers = webhookStoreServers();
+  const table = `bench_${process.pid}_${Date.now()}`;
+  const pool = new pg.Pool({ connectionString: servers.postgres, max: 4 });
+  const redis = await createClient({ url: servers.redis }).connect();
+  const sqlite = sqliteWebhookStore({ path: join(dir, 'webhooks.db') });
+  try {
+    const stores = {
+      memory: memoryWebhookStore(),
+      sqlite,
+      postgres: postgresWebhookStore(pool, { table, createTable: true }),
+      redis: redisWebhookStore(redis, { prefix: `${table}:` }),
+    };
+    const measured = {};
+    for (const [name, store] of Object.entries(stores)) measured[name] = await claimAndComplete(store, name);
+    return { deliveriesPerStore: WEBHOOK_STORE_OPS, targetsMs: WEBHOOK_STORE_TARGETS_MS, stores: measured };
+  } finally {
+    sqlite.close();
+    await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+    await pool.end();
+    await redis.quit();
+    servers.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+results.webhookStores = await webhookStoreSection();
+
 // Helpers: operations per second.
 const head = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url');
 const payload = Buffer.from(JSON.stringify({ paymentReference: 'SHOP1-PXTT-1', amount: 2599, currency: 'EUR' })).toString('base64url');
@@ -1084,6 +1173,21 @@ function printStore(store) {
 }
 printStore(results.sandboxStore);
 
+/** The webhook stores table; on its own formatters, since BENCH_ONLY=webhook-stores prints it before the others exist. A missed target makes the run exit 1. */
+function printWebhookStores(webhookStores) {
+  const rows = Object.entries(webhookStores.stores).map(([name, run]) => {
+    const target = webhookStores.targetsMs[name];
+    const met = run.medianMs < target;
+    if (!met) process.exitCode = 1;
+    return [name, `${run.medianMs.toFixed(3)} ms`, `${run.p90Ms.toFixed(3)} ms`, `< ${target} ms: ${met ? 'met' : 'MISSED'}`];
+  });
+  table(
+    `Webhook stores: claim + complete of a fresh key per delivery, loopback, ${webhookStores.deliveriesPerStore.toLocaleString('en-US')} deliveries each (BENCH_WEBHOOK_STORE_OPS)`,
+    ['store', 'median', 'p90', 'target (median)'],
+    rows,
+  );
+}
+
 /** The CLI export table; on its own formatters, since BENCH_ONLY=export prints it before the others exist. */
 function printCliExport(cliExport) {
   const rate = (value) => `${Math.round(value).toLocaleString('en-US')} rows/s`;
@@ -1122,6 +1226,7 @@ function printCliExport(cliExport) {
   );
 }
 printCliExport(results.cliExport);
+printWebhookStores(results.webhookStores);
 
 const { bundle } = results;
 table(

@@ -6,12 +6,13 @@ import { expect, it } from 'vitest';
 // Importing the built package must not load ky, p-retry, uuid, jose, zod's schema compiler, the
 // network chunk (which holds the OpenTelemetry glue) or the optional @opentelemetry/api (installed
 // here as a devDependency): they load on first use, and ky only for a client with
-// beforeRequest/afterResponse hooks, which it runs. `npm test` builds dist/ first.
+// beforeRequest/afterResponse hooks, which it runs. Nor does anything load pg or redis (optional
+// peers too, used only by the store subpaths, which take the app's client). `npm test` builds dist/ first.
 const script = `
 import { registerHooks } from 'node:module';
 const loaded = [];
 registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
-const packages = () => [...new Set(loaded.flatMap((url) => /node_modules\\/(ky|p-retry|uuid|jose|zod|@opentelemetry\\/api)\\/|dist\\/(schema-compiler)\\.mjs$|dist\\/(network)-\\w+\\.mjs$/.exec(url)?.slice(1).filter(Boolean) ?? []))].sort();
+const packages = () => [...new Set(loaded.flatMap((url) => /node_modules\\/(ky|p-retry|uuid|jose|zod|@opentelemetry\\/api|pg|redis|@redis\\/client)\\/|dist\\/(schema-compiler)\\.mjs$|dist\\/(network)-\\w+\\.mjs$/.exec(url)?.slice(1).filter(Boolean) ?? []))].sort();
 const sdk = await import(${JSON.stringify(new URL('../dist/index.mjs', import.meta.url).href)});
 const afterImport = packages();
 sdk.parseWebhook({ event_code: 'AUTHORISATION', data: { paymentReference: 'SHOP1-PXTT-1' } });

@@ -91,7 +91,8 @@ describe('a fresh clone', () => {
         'README.md',
         'CHANGELOG.md',
         'dist/cli.cjs',
-        ...['index', 'sandbox', 'testing'].flatMap((name) =>
+        'dist/stores/postgres.sql',
+        ...['index', 'sandbox', 'testing', 'stores/sqlite', 'stores/postgres', 'stores/redis'].flatMap((name) =>
           ['mjs', 'cjs', 'd.ts', 'd.cts'].map((extension) => `dist/${name}.${extension}`),
         ),
       ]),

@@ -57,6 +57,8 @@ const ALLOWED: Record<string, string[]> = {
   core: ['schemas', 'version.ts'],
   helpers: ['core', 'schemas'],
   resources: ['core', 'schemas', 'helpers'],
+  // The webhook stores of `payment-service-sdk/stores/*`: the interface they implement, the errors.
+  stores: ['core', 'helpers'],
   // `sandboxTenant` hands each test worker a client of its tenant.
   testing: ['core', 'schemas', 'helpers', 'client.ts'],
   sandbox: ['core', 'schemas', 'helpers', 'testing'],

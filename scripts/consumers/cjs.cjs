@@ -2,6 +2,9 @@
 const assert = require('node:assert/strict');
 const { decodeRedirectData, PaymentClient, RedirectDataError, TerminalBusyError, VERSION } = require('payment-service-sdk');
 const { createSandbox } = require('payment-service-sdk/sandbox');
+const { sqliteWebhookStore } = require('payment-service-sdk/stores/sqlite');
+const { postgresWebhookStore } = require('payment-service-sdk/stores/postgres');
+const { redisWebhookStore } = require('payment-service-sdk/stores/redis');
 const { posTestAmount, TEST_TERMINALS } = require('payment-service-sdk/testing');
 
 const b64url = (bytes) => Buffer.from(bytes).toString('base64url');
@@ -37,6 +40,15 @@ async function main() {
       decodeRedirectData(token, 'another-secret'),
       (error) => error instanceof RedirectDataError && error.reason === 'signature',
     );
+
+    // The store subpaths load without pg or redis installed (optional peers).
+    assert.equal(typeof postgresWebhookStore, 'function');
+    assert.equal(typeof redisWebhookStore, 'function');
+    const store = sqliteWebhookStore({ path: ':memory:' });
+    const claim = await store.claim('REFUND:RF-1:success', 60_000);
+    assert.equal(claim.status, 'claimed');
+    assert.equal((await store.claim('REFUND:RF-1:success', 60_000)).status, 'busy');
+    store.close();
 
     console.log(JSON.stringify({ consumer: 'cjs', terminals: terminals.length, pos: payment.status }));
   } finally {

@@ -1,7 +1,21 @@
 // ESM consumer of the packed package, run by scripts/check-package.mjs from a clean install.
 import assert from 'node:assert/strict';
-import { decodeRedirectData, PaymentClient, parseReference, RedirectDataError, TerminalBusyError, VERSION } from 'payment-service-sdk';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  decodeRedirectData,
+  memoryWebhookStore,
+  PaymentClient,
+  parseReference,
+  RedirectDataError,
+  TerminalBusyError,
+  VERSION,
+} from 'payment-service-sdk';
 import { createSandbox } from 'payment-service-sdk/sandbox';
+import { postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
+import { redisWebhookStore } from 'payment-service-sdk/stores/redis';
+import { sqliteWebhookStore } from 'payment-service-sdk/stores/sqlite';
 import { posTestAmount, TEST_TERMINALS } from 'payment-service-sdk/testing';
 
 const b64url = (bytes) => Buffer.from(bytes).toString('base64url');
@@ -38,6 +52,23 @@ try {
     (error) => error instanceof RedirectDataError && error.reason === 'signature',
   );
   assert.equal(typeof parseReference, 'function');
+
+  // The store subpaths load without pg or redis installed (optional peers): the app hands its own client in.
+  assert.equal(typeof postgresWebhookStore, 'function');
+  assert.equal(typeof redisWebhookStore, 'function');
+  const dir = mkdtempSync(join(tmpdir(), 'consumer-store-'));
+  try {
+    const store = sqliteWebhookStore({ path: join(dir, 'webhooks.db') });
+    for (const each of [store, memoryWebhookStore()]) {
+      const claim = await each.claim('AUTHORISATION:PAY-1:AUTHORISED', 60_000);
+      assert.equal(claim.status, 'claimed');
+      await each.complete('AUTHORISATION:PAY-1:AUTHORISED', claim.token);
+      assert.deepEqual(await each.claim('AUTHORISATION:PAY-1:AUTHORISED', 60_000), { status: 'done' });
+    }
+    store.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 
   console.log(JSON.stringify({ consumer: 'esm', terminals: terminals.length, pos: payment.status }));
 } finally {

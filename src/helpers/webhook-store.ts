@@ -3,6 +3,7 @@
  * across deliveries and processes, and `memoryWebhookStore`, the one-process store. The SQLite,
  * PostgreSQL and Redis stores live in their own subpaths (`payment-service-sdk/stores/*`).
  */
+import { MAX_KEY_LENGTH } from './webhook-key.js';
 
 /**
  * What a store answers to a claim:
@@ -25,7 +26,11 @@ export interface WebhookStore {
    * with the lease's remaining time otherwise.
    */
   claim(key: string, leaseMs: number): Promise<WebhookClaim>;
-  /** Marks `key` done, only if `token` still holds its claim (a lease that ended and was claimed again is left alone). */
+  /**
+   * Marks `key` done after its callback succeeded under `token`: when `token` still holds the
+   * claim, or nobody does (its lease ended unclaimed, or a later claim was released). Never while
+   * another token holds an unexpired claim (that delivery completes it), never undoing done.
+   */
   complete(key: string, token: string): Promise<void>;
   /** Frees `key` (the callback failed), only if `token` still holds its claim. */
   release(key: string, token: string): Promise<void>;
@@ -38,40 +43,27 @@ export interface MemoryWebhookStoreOptions {
 }
 
 /**
- * Throws a `TypeError` naming the argument when `key`, `token` or `leaseMs` is not what every store
- * needs: a non-empty key (at most 500 characters: stores index it), a non-empty token, a
- * positive integer lease.
+ * Throws a `TypeError` saying what is wrong unless `key` is a non-empty string of at most 500
+ * characters (stores index it) and `value` a non-empty token or, with `lease`, a positive integer.
  */
-export function checkStoreArguments(key: unknown, tokenOrLease: { token: unknown } | { leaseMs: unknown }): void {
-  if (typeof key !== 'string' || key === '' || key.length > 500) {
-    throw new TypeError(`A webhook store key must be a non-empty string of at most 500 characters, not ${describeValue(key)}`);
-  }
-  if ('token' in tokenOrLease) {
-    const { token } = tokenOrLease;
-    if (typeof token !== 'string' || token === '')
-      throw new TypeError(`A webhook claim token must be a non-empty string, not ${describeValue(token)}`);
-  } else {
-    const { leaseMs } = tokenOrLease;
-    if (typeof leaseMs !== 'number' || !Number.isSafeInteger(leaseMs) || leaseMs < 1) {
-      throw new TypeError(`A webhook lease must be a positive integer number of milliseconds, not ${describeValue(leaseMs)}`);
-    }
-  }
-}
-
-function describeValue(value: unknown): string {
-  return typeof value === 'string'
-    ? `a string of ${value.length} characters`
-    : typeof value === 'number'
-      ? String(value)
-      : `a ${typeof value}`;
+export function checkStoreArguments(key: unknown, value: unknown, lease?: 'lease'): void {
+  const problem =
+    typeof key !== 'string' || key === '' || key.length > MAX_KEY_LENGTH
+      ? `key must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`
+      : lease
+        ? !Number.isSafeInteger(value) || (value as number) < 1
+          ? 'lease must be a positive integer number of milliseconds'
+          : ''
+        : typeof value !== 'string' || value === ''
+          ? 'claim token must be a non-empty string'
+          : '';
+  if (problem) throw new TypeError(`A webhook store ${problem}`);
 }
 
 /** A fresh claim token: random, so that a late `complete` of an expired claim never matches a newer one. */
 export function newClaimToken(): string {
-  return globalThis.crypto.randomUUID();
+  return crypto.randomUUID();
 }
-
-type MemoryEntry = { done: true } | { done: false; token: string; expiresAt: number };
 
 /**
  * A {@link WebhookStore} in this process's memory: exactly-once across the deliveries one process
@@ -81,27 +73,26 @@ type MemoryEntry = { done: true } | { done: false; token: string; expiresAt: num
  */
 export function memoryWebhookStore(options: MemoryWebhookStoreOptions = {}): WebhookStore {
   const now = options.now ?? Date.now;
-  const entries = new Map<string, MemoryEntry>();
+  // A claim holds its key until `until`; a done key holds it for ever, with no token.
+  const entries = new Map<string, { token?: string; until: number }>();
   return {
     async claim(key, leaseMs) {
-      checkStoreArguments(key, { leaseMs });
-      const entry = entries.get(key);
+      checkStoreArguments(key, leaseMs, 'lease');
+      const until = entries.get(key)?.until ?? 0;
       const time = now();
-      if (entry?.done) return { status: 'done' };
-      if (entry && entry.expiresAt > time) return { status: 'busy', retryAfterMs: entry.expiresAt - time };
+      if (until > time) return until === Number.POSITIVE_INFINITY ? { status: 'done' } : { status: 'busy', retryAfterMs: until - time };
       const token = newClaimToken();
-      entries.set(key, { done: false, token, expiresAt: time + leaseMs });
+      entries.set(key, { token, until: time + leaseMs });
       return { status: 'claimed', token };
     },
     async complete(key, token) {
-      checkStoreArguments(key, { token });
+      checkStoreArguments(key, token);
       const entry = entries.get(key);
-      if (entry && !entry.done && entry.token === token) entries.set(key, { done: true });
+      if (!entry || entry.token === token || entry.until <= now()) entries.set(key, { until: Number.POSITIVE_INFINITY });
     },
     async release(key, token) {
-      checkStoreArguments(key, { token });
-      const entry = entries.get(key);
-      if (entry && !entry.done && entry.token === token) entries.delete(key);
+      checkStoreArguments(key, token);
+      if (entries.get(key)?.token === token) entries.delete(key);
     },
   };
 }

@@ -10,8 +10,8 @@ import {
   type UnknownWebhookEvent,
   type WebhookEvent,
 } from '../schemas/webhooks.js';
-import { webhookEventKey } from './webhook-key.js';
-import type { WebhookClaim, WebhookStore } from './webhook-store.js';
+import { storedKey, webhookEventKey } from './webhook-key.js';
+import type { WebhookStore } from './webhook-store.js';
 
 export {
   type AuthorisationEvent,
@@ -334,6 +334,7 @@ interface Reply {
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 const DEFAULT_LEASE_MS = 60_000;
+const OK: Reply = { status: 200, body: { received: true } };
 const FAILED: Reply = { status: 500, body: { received: false } };
 const DUPLICATE: Reply = { status: 200, body: { received: true, duplicate: true } };
 const TOO_LARGE = Symbol('too large');
@@ -424,10 +425,10 @@ function requestOf(req: NodeWebhookRequest): Request {
   }
 }
 
-function hasMethods(value: unknown, names: readonly string[]): boolean {
-  return (
-    typeof value === 'object' && value !== null && names.every((name) => typeof (value as Record<string, unknown>)[name] === 'function')
-  );
+function positiveInteger(value: number, option: string, unit: string): number {
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new ConfigurationError(option, `${option} must be a positive integer number of ${unit}`);
+  return value;
 }
 
 function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number; leaseMs: number } {
@@ -442,21 +443,20 @@ function checkOptions(options: WebhookHandlerOptions): { maxBodyBytes: number; l
   if (!options.onAuthorisation && !options.onRefund && !options.onUnknown) {
     throw new ConfigurationError('handlers', 'createWebhookHandler needs at least one of onAuthorisation, onRefund and onUnknown');
   }
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 1) {
-    throw new ConfigurationError('maxBodyBytes', 'maxBodyBytes must be a positive integer number of bytes');
-  }
-  if (options.store !== undefined && !hasMethods(options.store, ['claim', 'complete', 'release'])) {
+  const { store, confirm } = options;
+  if (
+    store !== undefined &&
+    ['claim', 'complete', 'release'].some((name) => typeof (store as unknown as Record<string, unknown>)?.[name] !== 'function')
+  ) {
     throw new ConfigurationError('store', 'store must be a WebhookStore: an object with claim, complete and release methods');
   }
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-  if (!Number.isSafeInteger(leaseMs) || leaseMs < 1) {
-    throw new ConfigurationError('leaseMs', 'leaseMs must be a positive integer number of milliseconds');
-  }
-  if (options.confirm !== undefined && !hasMethods(options.confirm.webhooks, ['confirm'])) {
+  if (confirm !== undefined && typeof confirm?.webhooks?.confirm !== 'function') {
     throw new ConfigurationError('confirm', 'confirm must be a PaymentClient (or anything with webhooks.confirm)');
   }
-  return { maxBodyBytes, leaseMs };
+  return {
+    maxBodyBytes: positiveInteger(options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes', 'bytes'),
+    leaseMs: positiveInteger(options.leaseMs ?? DEFAULT_LEASE_MS, 'leaseMs', 'milliseconds'),
+  };
 }
 
 /** The 409 of a delivery that found its event claimed by another: the sender retries after `Retry-After`. */
@@ -474,15 +474,6 @@ function notConfirmed(error: WebhookNotConfirmedError): Reply {
   return { status: 422, body: { received: false, error: `The API does not confirm this webhook (${error.reason})` } };
 }
 
-function isClaim(value: unknown): value is WebhookClaim {
-  const claim = value as WebhookClaim | null | undefined;
-  return (
-    (claim?.status === 'claimed' && typeof claim.token === 'string' && claim.token !== '') ||
-    claim?.status === 'done' ||
-    (claim?.status === 'busy' && typeof claim.retryAfterMs === 'number')
-  );
-}
-
 /**
  * Creates a webhook endpoint. Each delivery is read (raw body), parsed with {@link parseWebhook}, and
  * handed to the callback of its event code; the answer follows:
@@ -492,7 +483,7 @@ function isClaim(value: unknown): value is WebhookClaim {
  * | callback done (or no callback for this code) | 200 | `{ "received": true }` |
  * | with `store`: the event's callback already ran to success | 200 | `{ "received": true, "duplicate": true }` |
  * | with `store`: another delivery is running it now | 409, `Retry-After` | `{ "received": false, "error": "...in progress..." }` |
- * | with `confirm`: the API does not confirm the event | 422 | `{ "received": false, "error": ... }` |
+ * | the API does not confirm the event (`confirm`, or a `WebhookNotConfirmedError` from the callback) | 422 | `{ "received": false, "error": ... }` |
  * | malformed body | 400 | `{ "received": false, "error": "<what is wrong>" }` |
  * | not a POST | 405, `Allow: POST` | `{ "received": false, "error": ... }` |
  * | body over `maxBodyBytes` | 413 | `{ "received": false, "error": ... }` |
@@ -527,21 +518,12 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const { maxBodyBytes, leaseMs } = checkOptions(options);
   const { onAuthorisation, onRefund, onUnknown, onError, store, confirm, eventKey = webhookEventKey } = options;
 
-  async function report(error: unknown, event: WebhookEvent): Promise<void> {
+  /** Runs `step`, handing its failure to onError, whose own failure must not change the answer either. */
+  async function quietly(step: () => unknown, event: WebhookEvent): Promise<void> {
     try {
-      await onError?.(error, event);
-    } catch {
-      // onError's own failure must not change the answer.
-    }
-  }
-
-  async function release(key: string, token: string | undefined, event: WebhookEvent): Promise<void> {
-    if (!store || token === undefined) return;
-    try {
-      await store.release(key, token);
+      await step();
     } catch (error) {
-      // The claim then ends with its lease: the answer (500 or 422) already makes the sender retry.
-      await report(error, event);
+      await quietly(() => onError?.(error, event), event);
     }
   }
 
@@ -556,48 +538,32 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     const callback = (isAuthorisationEvent(event) ? onAuthorisation : isRefundEvent(event) ? onRefund : onUnknown) as
       | WebhookCallback<WebhookEvent>
       | undefined;
-    if (!callback) return { status: 200, body: { received: true } };
-    let key: string;
+    if (!callback) return OK;
+    let key = '';
     let token: string | undefined;
     try {
       key = eventKey(event);
       if (typeof key !== 'string' || key === '') throw new TypeError('eventKey must return a non-empty string');
+      key = await storedKey(key);
       if (store) {
-        const claim: unknown = await store.claim(key, leaseMs);
-        if (!isClaim(claim)) throw new TypeError('The webhook store answered a claim with neither claimed, done nor busy');
+        const claim = await store.claim(key, leaseMs);
         if (claim.status === 'done') return DUPLICATE;
         if (claim.status === 'busy') return inProgress(claim.retryAfterMs);
         token = claim.token;
+        if (claim.status !== 'claimed' || typeof token !== 'string')
+          throw new TypeError('The webhook store answered a claim with neither claimed, done nor busy');
       }
-    } catch (error) {
-      await report(error, event);
-      return FAILED;
-    }
-    let confirmed: ConfirmedWebhook | undefined;
-    if (confirm && known) {
-      try {
-        confirmed = await confirm.webhooks.confirm(event as AuthorisationEvent | RefundEvent);
-      } catch (error) {
-        await release(key, token, event);
-        await report(error, event);
-        return error instanceof WebhookNotConfirmedError ? notConfirmed(error) : FAILED;
-      }
-    }
-    try {
+      const confirmed = confirm && known ? await confirm.webhooks.confirm(event as AuthorisationEvent | RefundEvent) : undefined;
       await callback(event, request(), confirm && known ? { key, confirmed } : { key });
     } catch (error) {
-      await release(key, token, event);
-      await report(error, event);
-      return FAILED;
+      // The claim then ends with its lease if release fails: the answer makes the sender retry anyway.
+      if (token !== undefined) await quietly(() => store?.release(key, token as string), event);
+      await quietly(() => Promise.reject(error), event);
+      return error instanceof WebhookNotConfirmedError ? notConfirmed(error) : FAILED;
     }
-    if (store && token !== undefined) {
-      try {
-        await store.complete(key, token);
-      } catch (error) {
-        await report(error, event);
-      }
-    }
-    return { status: 200, body: { received: true } };
+    // A complete that fails leaves the claim to end with its lease; the work is done, so the answer is 200.
+    if (token !== undefined) await quietly(() => store?.complete(key, token as string), event);
+    return OK;
   }
 
   const handler = async (request: Request): Promise<Response> => {

@@ -6,8 +6,8 @@
  * one transaction (see {@link SandboxStore.transaction}).
  */
 import type { Environment } from '../core/options.js';
+import { type Database, loadSqlite, type SqlValue, type Statement } from '../core/sqlite.js';
 import type { IdempotencyRecord, ModificationRecord, PosRecord, SandboxRecords, SessionRecord, WebhookDelivery } from './records.js';
-import { type Database, loadSqlite, type SqlValue, type Statement } from './sqlite.js';
 
 /** The store could not be opened: the message names the file and what to do. */
 export class SandboxStoreError extends Error {

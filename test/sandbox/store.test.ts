@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, manualClock, type Sandbox, SandboxStoreError } from '../../src/sandbox/index.js';
-import { loadSqlite } from '../../src/sandbox/sqlite.js';
+import { loadSqlite } from '../../src/core/sqlite.js';
 import { buildOnce, killAll, run } from './cli-process.js';
 import { clientFor, openPage, paidSession, type Receiver, raw, sessionParams, startReceiver, submitForm } from './support.js';
 

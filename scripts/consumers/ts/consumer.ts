@@ -10,8 +10,13 @@ import {
   type RedirectDataErrorReason,
   type Terminal,
   VERSION,
+  type WebhookClaim,
+  type WebhookStore,
 } from 'payment-service-sdk';
 import { createSandbox, type Sandbox, type SandboxOptions } from 'payment-service-sdk/sandbox';
+import { type PostgresQueryable, postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
+import { type RedisEvaluator, redisWebhookStore } from 'payment-service-sdk/stores/redis';
+import { type SqliteWebhookStore, sqliteWebhookStore } from 'payment-service-sdk/stores/sqlite';
 import { type PosTestOutcome, posTestAmount, TEST_CARDS, TEST_TERMINALS, type TestCard } from 'payment-service-sdk/testing';
 
 /** A JWS with a well-formed HS256 header and a wrong signature: decoding loads jose, then refuses it. */
@@ -27,6 +32,13 @@ export function typeChecks(client: PaymentClient): void {
   // @ts-expect-error posDelayMs is a number or [min, max]
   const bad: SandboxOptions = { posDelayMs: 'fast' };
   void bad;
+  // @ts-expect-error the SQLite store needs a path
+  sqliteWebhookStore({});
+}
+
+/** Every store is a WebhookStore, whatever the module mode. */
+export function stores(pool: PostgresQueryable, redis: RedisEvaluator): WebhookStore[] {
+  return [postgresWebhookStore(pool, { createTable: true }), redisWebhookStore(redis, { prefix: 'shop:' })];
 }
 
 async function main(): Promise<string> {
@@ -54,6 +66,11 @@ async function main(): Promise<string> {
       reason = error.reason;
     }
     if (reason !== 'signature') throw new Error(`forged redirect data: ${String(reason)}`);
+
+    const store: SqliteWebhookStore = sqliteWebhookStore({ path: ':memory:' });
+    const claim: WebhookClaim = await store.claim('AUTHORISATION:PAY-1:AUTHORISED', 60_000);
+    store.close();
+    if (claim.status !== 'claimed') throw new Error(`SQLite store claim: ${claim.status}`);
 
     const card: TestCard = TEST_CARDS.visa;
     return JSON.stringify({ version: VERSION, terminals: terminals.length, pos: payment.status, card: card.brand });

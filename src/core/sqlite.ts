@@ -1,6 +1,7 @@
 /**
- * The part of `node:sqlite` the sandbox uses, loaded at run time: the module is built into Node 22.13+,
- * Deno and Bun, so the sandbox needs no native addon, and importing the SDK never loads it.
+ * The part of `node:sqlite` the sandbox and the SQLite webhook store use, loaded at run time: the
+ * module is built into Node 22.13+, Deno and Bun, so neither needs a native addon, and importing
+ * the SDK never loads it.
  */
 
 /** A prepared statement of `node:sqlite`. */
@@ -32,12 +33,13 @@ let loaded: SqliteModule | undefined;
 
 /**
  * Loads `node:sqlite` without the `ExperimentalWarning` Node 22 prints on its first load: the
- * sandbox is a tool, and its users did not choose that API.
+ * sandbox is a tool and the store an SDK choice, and their users did not choose that API. `user`
+ * names what needs it, for the error thrown where the module does not exist.
  */
-export function loadSqlite(): SqliteModule {
+export function loadSqlite(user = 'The sandbox'): SqliteModule {
   if (loaded) return loaded;
   const process = (globalThis as { process?: NodeProcess }).process;
-  if (!process?.getBuiltinModule) throw new Error('The sandbox needs node:sqlite: Node.js 22.13 or later, Deno or Bun');
+  if (!process?.getBuiltinModule) throw new Error(`${user} needs node:sqlite: Node.js 22.13 or later, Deno or Bun`);
   const emitWarning = process.emitWarning;
   process.emitWarning = (warning, ...rest) => {
     const text = typeof warning === 'string' ? warning : warning.message;
@@ -49,6 +51,6 @@ export function loadSqlite(): SqliteModule {
   } finally {
     process.emitWarning = emitWarning;
   }
-  if (!loaded) throw new Error('The sandbox needs node:sqlite: Node.js 22.13 or later, Deno or Bun');
+  if (!loaded) throw new Error(`${user} needs node:sqlite: Node.js 22.13 or later, Deno or Bun`);
   return loaded;
 }

@@ -1,0 +1,138 @@
+/**
+ * `payment-service-sdk/stores/postgres`: the `WebhookStore` of app instances sharing a PostgreSQL
+ * database, through the app's own `pg` (node-postgres) `Pool` or `Client`. Nothing here imports
+ * `pg`: the app hands its connection in.
+ */
+import { ConfigurationError } from '../core/errors.js';
+import { checkStoreArguments, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
+import { DEFAULT_TABLE, quoteTable } from './table.js';
+
+/**
+ * What the store needs of a connection: a `pg` `Pool`, `Client` or `PoolClient` (node-postgres 8),
+ * or anything with the same `query(text, values)`.
+ */
+export interface PostgresQueryable {
+  /** Runs one parameterised statement. */
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** Options of {@link postgresWebhookStore}. */
+export interface PostgresWebhookStoreOptions {
+  /** The table of claims, `name` or `schema.name`. Default `payment_webhook_events`. */
+  table?: string | undefined;
+  /**
+   * Creates the table (if it does not exist) before the first claim. Default false: create it with
+   * your migrations, from {@link postgresWebhookStoreMigration} or the package's
+   * `payment-service-sdk/stores/postgres.sql`.
+   */
+  createTable?: boolean | undefined;
+}
+
+/**
+ * The SQL that creates the store's table (`CREATE TABLE IF NOT EXISTS`), for your migrations.
+ * `table` is the same option as the store's (default `payment_webhook_events`). The columns:
+ * `key` (primary key), `token` of the current claim, `lease_until`, and `done_at` once the
+ * callback succeeded.
+ */
+export function postgresWebhookStoreMigration(table: string = DEFAULT_TABLE): string {
+  const name = quoteTable(table, true);
+  return `CREATE TABLE IF NOT EXISTS ${name} (
+  key text PRIMARY KEY,
+  token text,
+  lease_until timestamptz NOT NULL,
+  done_at timestamptz
+);
+`;
+}
+
+/** `CREATE TABLE IF NOT EXISTS` racing in two sessions can still collide on the catalog: the table then exists. */
+function alreadyCreated(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === '42P07' || code === '42710';
+}
+
+interface ClaimRow {
+  claimed: boolean;
+  done: boolean;
+  retry_after_ms: number | string | null;
+}
+
+/**
+ * A {@link WebhookStore} in a PostgreSQL table: exactly-once across every instance of the app
+ * that shares the database. `pool` is the app's connected `pg` `Pool` (or a `Client`); the store
+ * neither opens nor ends it.
+ *
+ * Each claim is ONE atomic statement, `INSERT ... ON CONFLICT (key) DO UPDATE ... RETURNING`,
+ * which takes the key when it is free or its lease has ended and otherwise answers what holds it:
+ * of many concurrent claims on one key exactly one wins, whatever the isolation level. `complete`
+ * (an upsert) and `release` (a `DELETE`) are one statement each, conditional on the claim's token. Leases are measured with
+ * the database server's clock, so app hosts need not agree on the time.
+ *
+ * Done rows are kept, since a redelivery may come much later; delete old ones yourself
+ * (`DELETE FROM payment_webhook_events WHERE done_at < now() - interval '90 days'`).
+ *
+ * ```ts
+ * import pg from 'pg';
+ * import { postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
+ * const store = postgresWebhookStore(new pg.Pool({ connectionString: process.env.DATABASE_URL }), { createTable: true });
+ * ```
+ *
+ * Throws {@link ConfigurationError} for a malformed option; the store's methods reject with
+ * `pg`'s errors (the webhook handler then answers 500, and the sender retries).
+ */
+export function postgresWebhookStore(pool: PostgresQueryable, options: PostgresWebhookStoreOptions = {}): WebhookStore {
+  if (typeof (pool as PostgresQueryable | null)?.query !== 'function') {
+    throw new ConfigurationError('pool', 'postgresWebhookStore needs a pg Pool or Client (anything with query(text, values))');
+  }
+  const table = quoteTable(options.table ?? DEFAULT_TABLE, true);
+  const migration = postgresWebhookStoreMigration(options.table ?? DEFAULT_TABLE);
+  let created: Promise<void> | undefined;
+  const ready = (): Promise<void> | undefined => {
+    if (!options.createTable) return undefined;
+    created ??= pool.query(migration, []).then(
+      () => undefined,
+      (error: unknown) => {
+        if (alreadyCreated(error)) return;
+        created = undefined; // a later claim tries again
+        throw error;
+      },
+    );
+    return created;
+  };
+  // The conflict branch always writes, so that RETURNING reads the row as it now is (the latest
+  // committed version, locked), whoever holds it: the new claim, an unexpired one, or the done mark.
+  // One time for the whole statement (statement_timestamp), so that both CASEs agree.
+  const claimSql = `INSERT INTO ${table} AS e (key, token, lease_until)
+    VALUES ($1, $2, statement_timestamp() + $3 * interval '1 millisecond')
+    ON CONFLICT (key) DO UPDATE SET
+      token = CASE WHEN e.done_at IS NULL AND e.lease_until <= statement_timestamp() THEN excluded.token ELSE e.token END,
+      lease_until = CASE WHEN e.done_at IS NULL AND e.lease_until <= statement_timestamp() THEN excluded.lease_until ELSE e.lease_until END
+    RETURNING e.token IS NOT DISTINCT FROM $2 AS claimed, e.done_at IS NOT NULL AS done,
+      ceil(extract(epoch FROM e.lease_until - statement_timestamp()) * 1000) AS retry_after_ms`;
+  const completeSql = `INSERT INTO ${table} AS e (key, token, lease_until, done_at)
+    VALUES ($1, $2, statement_timestamp(), statement_timestamp())
+    ON CONFLICT (key) DO UPDATE SET done_at = statement_timestamp()
+    WHERE e.done_at IS NULL AND (e.token = $2 OR e.lease_until <= statement_timestamp())`;
+  const releaseSql = `DELETE FROM ${table} WHERE key = $1 AND token = $2 AND done_at IS NULL`;
+
+  return {
+    async claim(key, leaseMs): Promise<WebhookClaim> {
+      checkStoreArguments(key, leaseMs, 'lease');
+      await ready();
+      const token = newClaimToken();
+      const { rows } = await pool.query(claimSql, [key, token, leaseMs]);
+      const row = rows[0] as ClaimRow;
+      if (row.claimed) return { status: 'claimed', token };
+      if (row.done) return { status: 'done' };
+      return { status: 'busy', retryAfterMs: Math.max(1, Number(row.retry_after_ms ?? 1)) };
+    },
+    async complete(key, token) {
+      checkStoreArguments(key, token);
+      await pool.query(completeSql, [key, token]);
+    },
+    async release(key, token) {
+      checkStoreArguments(key, token);
+      await pool.query(releaseSql, [key, token]);
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * `payment-service-sdk/stores/sqlite`: the `WebhookStore` of the app instances of one host,
+ * sharing one SQLite file through `node:sqlite` (built into Node 22.13+: no native addon).
+ */
+import { ConfigurationError } from '../core/errors.js';
+import { loadSqlite } from '../core/sqlite.js';
+import { checkStoreArguments, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
+import { DEFAULT_TABLE, quoteTable } from './table.js';
+
+/** Options of {@link sqliteWebhookStore}. */
+export interface SqliteWebhookStoreOptions {
+  /** The database file, created when absent. Every process of the app on this host opens the same one. */
+  path: string;
+  /** The table of claims, created when absent. Default `payment_webhook_events`. */
+  table?: string | undefined;
+  /**
+   * How long a statement waits for another process's write to end, in ms, before failing (the
+   * handler then answers 500 and the sender retries). Default 5 000.
+   */
+  busyTimeoutMs?: number | undefined;
+}
+
+/** A {@link WebhookStore} on a SQLite file, with `close()` to close its connection. */
+export interface SqliteWebhookStore extends WebhookStore {
+  /** Closes the database connection; the store cannot be used afterwards. */
+  close(): void;
+}
+
+interface ClaimRow {
+  token: string | null;
+  lease_until: number;
+  done_at: number | null;
+}
+
+/**
+ * A {@link WebhookStore} in a SQLite file: exactly-once across the processes of one host (several
+ * instances of the app, or a restarted one), not across hosts (use PostgreSQL or Redis there).
+ * The file is opened in WAL mode with a busy timeout, so that processes wait for each other's
+ * short writes; each claim is one atomic `INSERT ... ON CONFLICT DO UPDATE ... RETURNING`. Leases
+ * are measured with the host's clock (`Date.now()`).
+ *
+ * The table (default `payment_webhook_events`) holds one row per key: `key`, `token`,
+ * `lease_until` and `done_at` (ms since the epoch). Done rows are kept, since a redelivery may
+ * come much later; delete old ones yourself if the file grows too big
+ * (`DELETE FROM payment_webhook_events WHERE done_at < ?`).
+ *
+ * `node:sqlite` is synchronous: a statement blocks the event loop while it runs, microseconds
+ * normally, up to `busyTimeoutMs` while another process writes.
+ *
+ * ```ts
+ * import { sqliteWebhookStore } from 'payment-service-sdk/stores/sqlite';
+ * const store = sqliteWebhookStore({ path: '/var/lib/shop/webhooks.db' });
+ * ```
+ *
+ * Throws {@link ConfigurationError} for a malformed option, and `node:sqlite`'s error when the file cannot be opened.
+ */
+export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWebhookStore {
+  if (typeof options !== 'object' || options === null || typeof options.path !== 'string' || options.path === '') {
+    throw new ConfigurationError('path', 'sqliteWebhookStore needs { path }: the SQLite file every process of the app shares');
+  }
+  const table = quoteTable(options.table ?? DEFAULT_TABLE, false);
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
+    throw new ConfigurationError('busyTimeoutMs', 'busyTimeoutMs must be a non-negative integer number of milliseconds');
+  }
+  const { DatabaseSync } = loadSqlite('sqliteWebhookStore');
+  const db = new DatabaseSync(options.path, { timeout: busyTimeoutMs });
+  try {
+    db.exec('PRAGMA journal_mode = WAL');
+    // In WAL mode, NORMAL loses no commit when a process dies, only on a power cut (the last
+    // `done` marks then run again): the at-least-once the sender gives anyway.
+    db.exec('PRAGMA synchronous = NORMAL');
+    db.exec(
+      `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, token TEXT, lease_until INTEGER NOT NULL, done_at INTEGER) WITHOUT ROWID`,
+    );
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  // The conflict branch always writes, so that RETURNING gives the row as it now is, whoever holds it:
+  // the new claim, an unexpired one, or the done mark.
+  const claim = db.prepare(
+    `INSERT INTO ${table} (key, token, lease_until) VALUES (?1, ?2, ?3 + ?4)
+     ON CONFLICT (key) DO UPDATE SET
+       token = CASE WHEN done_at IS NULL AND lease_until <= ?3 THEN excluded.token ELSE token END,
+       lease_until = CASE WHEN done_at IS NULL AND lease_until <= ?3 THEN excluded.lease_until ELSE lease_until END
+     RETURNING token, lease_until, done_at`,
+  );
+  const complete = db.prepare(
+    `INSERT INTO ${table} (key, token, lease_until, done_at) VALUES (?1, ?2, ?3, ?3)
+     ON CONFLICT (key) DO UPDATE SET done_at = ?3 WHERE done_at IS NULL AND (token = ?2 OR lease_until <= ?3)`,
+  );
+  const release = db.prepare(`DELETE FROM ${table} WHERE key = ?1 AND token = ?2 AND done_at IS NULL`);
+
+  return {
+    async claim(key, leaseMs): Promise<WebhookClaim> {
+      checkStoreArguments(key, leaseMs, 'lease');
+      const token = newClaimToken();
+      const now = Date.now();
+      const row = claim.get(key, token, now, leaseMs) as unknown as ClaimRow;
+      if (row.token === token) return { status: 'claimed', token };
+      if (row.done_at !== null) return { status: 'done' };
+      return { status: 'busy', retryAfterMs: Math.max(1, row.lease_until - now) };
+    },
+    async complete(key, token) {
+      checkStoreArguments(key, token);
+      complete.run(key, token, Date.now());
+    },
+    async release(key, token) {
+      checkStoreArguments(key, token);
+      release.run(key, token);
+    },
+    close() {
+      db.close();
+    },
+  };
+}
