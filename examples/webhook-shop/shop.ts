@@ -23,7 +23,7 @@ import { openSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { type AuthorisationEvent, createWebhookHandler, PaymentClient, type WebhookStore } from 'payment-service-sdk';
+import { type AuthorisationEvent, createWebhookHandler, PaymentClient, type WebhookHandler, type WebhookStore } from 'payment-service-sdk';
 
 /** A store and how to let go of its connection. */
 export interface OpenedStore {
@@ -65,7 +65,7 @@ export interface ShopOptions {
 }
 
 /** The shop's webhook endpoint: one line in the log per confirmed payment, whatever the deliveries. */
-export function createShop({ client, store, log, leaseMs, slow }: ShopOptions) {
+export function createShop({ client, store, log, leaseMs, slow }: ShopOptions): WebhookHandler {
   return createWebhookHandler({
     store,
     confirm: client,
