@@ -376,6 +376,25 @@ describeWithServer('redisWebhookStore', redisUrl, (url) => {
   });
 });
 
+describe('test/support/services', () => {
+  it('skips with a warning when a server is absent, and throws under REQUIRE_SERVICES=1', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      vi.stubEnv('PAYMENT_SDK_TEST_POSTGRES_URL', '');
+      vi.stubEnv('PAYMENT_SDK_TEST_REDIS_URL', 'redis://127.0.0.1:6399');
+      vi.stubEnv('REQUIRE_SERVICES', '');
+      expect(postgresUrl()).toBeUndefined();
+      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/PostgreSQL tests skipped.*scripts\/services\.sh start/));
+      expect(redisUrl()).toBe('redis://127.0.0.1:6399');
+      vi.stubEnv('REQUIRE_SERVICES', '1');
+      expect(() => postgresUrl()).toThrow(/PAYMENT_SDK_TEST_POSTGRES_URL is not set.*REQUIRE_SERVICES is set/);
+    } finally {
+      vi.unstubAllEnvs();
+      warn.mockRestore();
+    }
+  });
+});
+
 it('accepts the clients of pg and node-redis as they are typed', () => {
   expectTypeOf<pg.Pool>().toExtend<PostgresQueryable>();
   expectTypeOf<pg.Client>().toExtend<PostgresQueryable>();

@@ -11,15 +11,12 @@ function required(): boolean {
   return value !== undefined && value !== '' && value !== '0' && value.toLowerCase() !== 'false';
 }
 
-const warned = new Set<string>();
-
 function serviceUrl(variable: string, server: string): string | undefined {
   const url = process.env[variable];
   if (url) return url;
   const message = `${variable} is not set: the ${server} tests need a real ${server}; ${HINT}`;
   if (required()) throw new Error(`${message}. REQUIRE_SERVICES is set, so they may not be skipped.`);
-  if (!warned.has(variable)) console.warn(`[${server} tests skipped] ${message}.`);
-  warned.add(variable);
+  console.warn(`[${server} tests skipped] ${message}.`);
   return undefined;
 }
 
