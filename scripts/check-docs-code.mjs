@@ -1,8 +1,9 @@
 // Type-checks every `ts` code block of README.md and docs/*.md against the built package, with
 // `strict`, as a reader who pastes a block would compile it. Each block is its own module; it must
 // import what it uses from the package. The few names the prose gives them (a `client` made in an
-// earlier block, an Express `app`, the shop's `order` and its store) are declared once in CONTEXT below, so a
-// block cannot lean on anything else. Run after `npm run build`: `npm run check:docs`.
+// earlier block, an Express `app`, the shop's `order` and its store, the `webhook` the framework
+// blocks mount) are declared once in CONTEXT below, so a block cannot lean on anything else. Run
+// after `npm run build`: `npm run check:docs`.
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +14,8 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Names the prose around the blocks introduces; every other name must be imported or declared in the block. */
 export const CONTEXT = `
 import type { Express } from 'express';
-import type { AuthorisationEvent, PaymentClient, PosRecoveryState } from 'payment-service-sdk';
+import type { D1Database } from '@cloudflare/workers-types/index';
+import type { AuthorisationEvent, PaymentClient, PosRecoveryState, WebhookHandler, WebhookStore } from 'payment-service-sdk';
 
 declare global {
   /** The client of the Configure section. */
@@ -44,6 +46,11 @@ declare global {
   function markOrderPaid(customReference: string | null | undefined, record: unknown): Promise<void>;
   function markOrderFailed(orderId: string, record: unknown): Promise<void>;
   function recordRefund(refundReference: string): Promise<void>;
+  /** The webhook handler of the README's "exactly once" section, mounted by its framework blocks. */
+  const webhook: WebhookHandler;
+  function shipOrder(orderId: string | null | undefined): Promise<void>;
+  /** The D1 store of examples/webhooks/d1-webhook-store.ts. */
+  function d1WebhookStore(db: D1Database): WebhookStore;
 }
 export {};
 `;
