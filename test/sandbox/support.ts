@@ -27,9 +27,22 @@ export interface Started {
   live: PaymentClient;
 }
 
+type Handle = Sandbox['handle'];
+let wrapHandle: ((handle: Handle) => Handle) | undefined;
+
+/**
+ * From now on, every sandbox {@link startSandbox} makes answers through `wrap(handle)`: the contract
+ * test (test/contract/sandbox-traffic.test.ts) records this suite's traffic this way.
+ */
+export function wrapSandboxHandles(wrap: (handle: Handle) => Handle): void {
+  wrapHandle = wrap;
+}
+
 /** A sandbox listening on 127.0.0.1 (free port) with Test and Live clients; `posDelayMs` 0 unless given. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Started> {
   const sandbox = createSandbox({ posDelayMs: 0, ...options });
+  // Before listen(): the server answers through whatever `handle` is then.
+  if (wrapHandle) sandbox.handle = wrapHandle(sandbox.handle);
   const { baseUrl } = await sandbox.listen();
   return { sandbox, baseUrl, test: clientFor(sandbox, 'test'), live: clientFor(sandbox, 'live') };
 }

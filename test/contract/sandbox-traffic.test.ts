@@ -1,0 +1,83 @@
+/**
+ * The sandbox's own end-to-end tests, held against the documents it publishes by a validator we
+ * did not write: test/sandbox/api.test.ts (every endpoint of both families, failures, idempotency,
+ * listings) and test/sandbox/control.test.ts (the control API) run again here with a recorder around
+ * each sandbox's handler, and every request and answer they exchanged over HTTP is then checked with
+ * ajv against `/openapi.json` (the service's paths) or `/_sandbox/openapi.json` (the control API):
+ * matched to its operation and status, its parameters and body to the request, its body to the
+ * response documented for that status. A request the document rejects must have been refused (4xx).
+ * Answers a fault rule changed on purpose are left out. Network: 127.0.0.1 only.
+ */
+import '../sandbox/api.test.js';
+import '../sandbox/control.test.js';
+import { describe, expect, it } from 'vitest';
+import { createSandbox, FAULT_HEADER } from '../../src/sandbox/index.js';
+import { wrapSandboxHandles } from '../sandbox/support.js';
+import { type CheckResult, describeFindings, type Exchange, OpenApiCheck } from './openapi-check.js';
+import { recorder } from './recorder.js';
+
+const traffic = recorder({ faultHeader: FAULT_HEADER });
+wrapSandboxHandles((handle) => traffic.wrap(handle));
+
+const SERVICE_PATHS = /^\/external\/v1\//;
+const CONTROL_PATHS = /^\/_sandbox\//;
+
+/** A document as the sandbox serves it (in process: no server of its own). */
+async function served(path: string): Promise<unknown> {
+  const sandbox = createSandbox();
+  try {
+    const response = await sandbox.handle(new Request(`${sandbox.baseUrl}${path}`));
+    expect(response.status, `GET ${path}`).toBe(200);
+    return await response.json();
+  } finally {
+    await sandbox.close();
+  }
+}
+
+async function exchangesUnder(paths: RegExp): Promise<Exchange[]> {
+  await traffic.settled();
+  return traffic.exchanges.filter((exchange) => paths.test(new URL(exchange.url).pathname));
+}
+
+/** The operations no exchange reached, for the failure message. */
+function unreached(check: OpenApiCheck, result: CheckResult): string[] {
+  const reached = new Set(result.matched.map((matched) => matched.operation));
+  return check.operations().filter((operation) => !reached.has(operation));
+}
+
+describe('the sandbox suite traffic against the published OpenAPI documents (ajv, JSON Schema 2020-12)', () => {
+  it('every service exchange conforms to /openapi.json, and every operation of both families was exercised', async () => {
+    const check = new OpenApiCheck(await served('/openapi.json'));
+    const exchanges = await exchangesUnder(SERVICE_PATHS);
+    const result = check.check(exchanges);
+    expect(describeFindings(result.findings), `${result.findings.length} of ${exchanges.length} exchanges break the document`).toBe('');
+    expect(unreached(check, result), 'operations the suite never called').toEqual([]);
+    // Documented failures were answered too, not only successes.
+    expect(result.matched.filter((matched) => matched.status >= 400).length).toBeGreaterThan(20);
+  });
+
+  it('every control API exchange conforms to /_sandbox/openapi.json', async () => {
+    const check = new OpenApiCheck(await served('/_sandbox/openapi.json'));
+    const exchanges = await exchangesUnder(CONTROL_PATHS);
+    const result = check.check(exchanges);
+    expect(describeFindings(result.findings), `${result.findings.length} of ${exchanges.length} exchanges break the document`).toBe('');
+    expect(result.matched.length).toBeGreaterThan(50);
+  });
+
+  it('reports a deliberately broken answer, an undocumented status and an accepted invalid request', async () => {
+    const check = new OpenApiCheck(await served('/openapi.json'));
+    const created = (await exchangesUnder(SERVICE_PATHS)).find((exchange) => exchange.method === 'POST' && exchange.status === 201);
+    if (!created) throw new Error('no 201 answer was recorded');
+    expect(check.check([created]).findings).toEqual([]);
+
+    const answer = JSON.parse(created.responseBody);
+    const brokenBody = { ...created, responseBody: JSON.stringify({ ...answer, data: { ...answer.data, amount: { value: '25.99' } } }) };
+    const teapot = { ...created, status: 418 };
+    const accepted = { ...created, requestBody: JSON.stringify({ ...JSON.parse(created.requestBody), amount: 'a lot' }) };
+    const findings = check.check([brokenBody, teapot, accepted]).findings;
+    expect(findings).toHaveLength(3);
+    expect(findings[0]?.problems.join('\n')).toMatch(/response body \/data\/amount/);
+    expect(findings[1]?.problems.join('\n')).toMatch(/status 418 is not documented/);
+    expect(findings[2]?.problems.join('\n')).toMatch(/answered 201 to a request the document rejects[\s\S]*request body \/amount/);
+  });
+});
