@@ -161,6 +161,12 @@ export class OpenApiCheck {
     return this.#operations.map((operation) => `${operation.method.toUpperCase()} ${operation.template}`);
   }
 
+  /** `METHOD /template` of the operation a request names, without checking anything; `undefined` for none. */
+  operationOf(method: string, url: string): string | undefined {
+    const found = this.#match(method, new URL(url).pathname);
+    return found && `${found.operation.method.toUpperCase()} ${found.operation.template}`;
+  }
+
   /** Every exchange matched and checked; `findings` lists those the document does not allow. */
   check(exchanges: readonly Exchange[]): CheckResult {
     const result: CheckResult = { findings: [], matched: [], unmatched: [] };

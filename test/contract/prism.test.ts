@@ -11,6 +11,11 @@
  * loopback name, and forwards `X-API-KEY` and `Idempotency-Key` unchanged. It answers a request that
  * breaks the document itself (422), and a path not in the document with 404, so the hosted payment
  * page is reached directly, as a browser would, and sessions are paid through the sandbox object.
+ *
+ * Prism stays silent when it cannot compile a schema (it then validates nothing), so the file ends
+ * with two positive controls: a request that breaks the document must be refused before it reaches
+ * the sandbox, and a canary operation added to Prism's copy of the document (the control API's
+ * `GET /_sandbox/clock`, with a response schema its answer cannot meet) must be reported.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -42,6 +47,22 @@ async function violationOf(response: Response): Promise<string | undefined> {
   if (response.headers.get('content-type')?.startsWith('application/problem+json')) return await response.clone().text();
   return undefined;
 }
+
+/** Added to Prism's copy only: a real sandbox route whose documented answer it can never give. */
+const CANARY_PATH = '/_sandbox/clock';
+const CANARY_PROPERTY = 'prism-canary';
+const canary = {
+  get: {
+    operationId: 'prismCanary',
+    summary: 'Positive control of the contract test',
+    responses: {
+      '200': {
+        description: 'Never met: the answer lacks the required property.',
+        content: { 'application/json': { schema: { type: 'object', required: [CANARY_PROPERTY] } } },
+      },
+    },
+  },
+};
 
 let started: Started;
 let prism: Prism;
@@ -76,7 +97,8 @@ beforeAll(async () => {
   const served = await fetch(`${started.baseUrl}/openapi.json`);
   expect(served.status).toBe(200);
   document = await served.json();
-  writeFileSync(join(dir, 'openapi.json'), JSON.stringify(document));
+  const { paths } = document as { paths: Record<string, unknown> };
+  writeFileSync(join(dir, 'openapi.json'), JSON.stringify({ ...(document as object), paths: { ...paths, [CANARY_PATH]: canary } }));
   prism = await startPrism(join(dir, 'openapi.json'), started.baseUrl);
 }, 40_000);
 
@@ -104,23 +126,30 @@ describe("the SDK against the sandbox through Prism's validating proxy (prism pr
     expect(prism.violationLines()).toEqual([]);
     await traffic.settled();
     const check = new OpenApiCheck(document);
-    const reached = new Set(check.check(traffic.exchanges).matched.map((matched) => matched.operation));
+    const reached = new Set(traffic.exchanges.map((exchange) => check.operationOf(exchange.method, exchange.url)));
     expect(check.operations().filter((operation) => !reached.has(operation))).toEqual([]);
     // Documented failures went through as well: 400, 403, 404, 409 and 502 answers.
     expect([...new Set(seen.filter((call) => call.status >= 400).map((call) => call.status))].sort()).toEqual([400, 403, 404, 409, 502]);
   });
 
   it('Prism does validate: a request that breaks the document is refused, reported, and never reaches the sandbox', async () => {
+    await traffic.settled();
     const reachedBefore = traffic.exchanges.length;
     const response = await fetch(`${prism.origin}/external/v1/test/payment/session`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': started.sandbox.keys.test },
       body: JSON.stringify({ webcode: started.sandbox.webcode, amount: { value: 'a lot', currency: 'EUR' } }),
     });
-    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBe(422);
     expect(await violationOf(response)).toMatch(/amount/);
     await traffic.settled();
     expect(traffic.exchanges.length).toBe(reachedBefore);
-    expect(prism.violationLines().length).toBeGreaterThan(0);
+    await prism.violationLogged();
+  });
+
+  it('Prism does validate answers: the canary answer, which breaks its schema, comes back as a violation', async () => {
+    const response = await fetch(`${prism.origin}${CANARY_PATH}`, { headers: { 'x-api-key': started.sandbox.keys.test } });
+    expect(response.status).toBe(500);
+    expect(response.headers.get('sl-violations')).toContain(CANARY_PROPERTY);
   });
 });

@@ -24,6 +24,8 @@ export interface Prism {
   output(): string;
   /** The lines of {@link output} that report a violation. */
   violationLines(): string[];
+  /** Resolves once a violation line was logged (Prism logs after answering); rejects after `ms`. */
+  violationLogged(ms?: number): Promise<void>;
   /** Stops it (SIGTERM, then SIGKILL after 5 s); resolves once it exited. */
   stop(): Promise<void>;
 }
@@ -51,11 +53,13 @@ export async function startPrism(document: string, upstream: string, startMs = 3
     { env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
+  const readers = new Set<() => void>();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const listening = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`Prism did not listen within ${startMs} ms:\n${output}`)), startMs);
     const read = (chunk: string) => {
       output += chunk;
+      for (const reader of readers) reader();
       if (output.includes('Prism is listening on')) {
         clearTimeout(timer);
         resolve();
@@ -81,10 +85,26 @@ export async function startPrism(document: string, upstream: string, startMs = 3
     await stop();
     throw error;
   }
+  const violationLines = () => output.split('\n').filter((line) => VIOLATION_LINE.test(line));
   return {
     origin: `http://127.0.0.1:${port}`,
     output: () => output,
-    violationLines: () => output.split('\n').filter((line) => VIOLATION_LINE.test(line)),
+    violationLines,
+    violationLogged: (ms = 5_000) =>
+      new Promise<void>((resolve, reject) => {
+        const check = () => {
+          if (violationLines().length === 0) return;
+          readers.delete(check);
+          clearTimeout(timer);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          readers.delete(check);
+          reject(new Error(`Prism logged no violation within ${ms} ms`));
+        }, ms);
+        readers.add(check);
+        check();
+      }),
     stop,
   };
 }

@@ -1,23 +1,27 @@
 /**
  * The sandbox's own end-to-end tests, held against the documents it publishes by a validator we
- * did not write: test/sandbox/api.test.ts (every endpoint of both families, failures, idempotency,
- * listings) and test/sandbox/control.test.ts (the control API) run again here with a recorder around
- * each sandbox's handler, and every request and answer they exchanged over HTTP is then checked with
- * ajv against `/openapi.json` (the service's paths) or `/_sandbox/openapi.json` (the control API):
- * matched to its operation and status, its parameters and body to the request, its body to the
- * response documented for that status. A request the document rejects must have been refused (4xx).
- * Answers a fault rule changed on purpose are left out. Network: 127.0.0.1 only.
+ * did not write: test/sandbox/api.test.ts (every endpoint, failures, idempotency, listings),
+ * test/sandbox/control.test.ts (the control API) and the contract walk (test/contract/walk.ts,
+ * every endpoint of both families) run again here with a recorder around each sandbox's handler.
+ * Every request and answer they exchanged over HTTP is then checked with ajv against `/openapi.json`
+ * (the service's paths) or `/_sandbox/openapi.json` (the control API): matched to its operation and
+ * status, its parameters and body to the request, its body to the response documented for that
+ * status. A request the document rejects must have been refused (4xx). Answers a fault rule changed
+ * on purpose are left out. Network: 127.0.0.1 only.
  */
 import '../sandbox/api.test.js';
 import '../sandbox/control.test.js';
 import { describe, expect, it } from 'vitest';
 import { createSandbox, FAULT_HEADER } from '../../src/sandbox/index.js';
-import { wrapSandboxHandles } from '../sandbox/support.js';
+import { clientFor, useSandboxes, wrapSandboxHandles } from '../sandbox/support.js';
 import { type CheckResult, describeFindings, type Exchange, OpenApiCheck } from './openapi-check.js';
 import { recorder } from './recorder.js';
+import { WALK_SANDBOX_OPTIONS, walkEveryEndpoint } from './walk.js';
 
 const traffic = recorder({ faultHeader: FAULT_HEADER });
 wrapSandboxHandles((handle) => traffic.wrap(handle));
+
+const { start } = useSandboxes();
 
 const SERVICE_PATHS = /^\/external\/v1\//;
 const CONTROL_PATHS = /^\/_sandbox\//;
@@ -45,6 +49,16 @@ function unreached(check: OpenApiCheck, result: CheckResult): string[] {
   return check.operations().filter((operation) => !reached.has(operation));
 }
 
+// The suites above call a few endpoints in Test only: the walk calls each in both families.
+describe('the contract walk, recorded too', () => {
+  it.each(['test', 'live'] as const)('%s paths: every endpoint', async (environment) => {
+    const { sandbox, test, live } = await start(WALK_SANDBOX_OPTIONS);
+    const client = environment === 'test' ? test : live;
+    const wrongKey = clientFor(sandbox, environment, { apiKey: sandbox.keys[environment === 'test' ? 'live' : 'test'] });
+    await walkEveryEndpoint({ sandbox, environment, client, wrongKey }, `traffic-${environment}`);
+  });
+});
+
 describe('the sandbox suite traffic against the published OpenAPI documents (ajv, JSON Schema 2020-12)', () => {
   it('every service exchange conforms to /openapi.json, and every operation of both families was exercised', async () => {
     const check = new OpenApiCheck(await served('/openapi.json'));
@@ -64,7 +78,7 @@ describe('the sandbox suite traffic against the published OpenAPI documents (ajv
     expect(result.matched.length).toBeGreaterThan(50);
   });
 
-  it('reports a deliberately broken answer, an undocumented status and an accepted invalid request', async () => {
+  it('reports a deliberately broken answer, an answer in another media type and an accepted invalid request', async () => {
     const check = new OpenApiCheck(await served('/openapi.json'));
     const created = (await exchangesUnder(SERVICE_PATHS)).find((exchange) => exchange.method === 'POST' && exchange.status === 201);
     if (!created) throw new Error('no 201 answer was recorded');
@@ -72,12 +86,16 @@ describe('the sandbox suite traffic against the published OpenAPI documents (ajv
 
     const answer = JSON.parse(created.responseBody);
     const brokenBody = { ...created, responseBody: JSON.stringify({ ...answer, data: { ...answer.data, amount: { value: '25.99' } } }) };
-    const teapot = { ...created, status: 418 };
+    const html = {
+      ...created,
+      responseHeaders: { ...created.responseHeaders, 'content-type': 'text/html' },
+      responseBody: '<p>Created</p>',
+    };
     const accepted = { ...created, requestBody: JSON.stringify({ ...JSON.parse(created.requestBody), amount: 'a lot' }) };
-    const findings = check.check([brokenBody, teapot, accepted]).findings;
+    const findings = check.check([brokenBody, html, accepted]).findings;
     expect(findings).toHaveLength(3);
     expect(findings[0]?.problems.join('\n')).toMatch(/response body \/data\/amount/);
-    expect(findings[1]?.problems.join('\n')).toMatch(/status 418 is not documented/);
+    expect(findings[1]?.problems.join('\n')).toMatch(/response media type text\/html is not one of/);
     expect(findings[2]?.problems.join('\n')).toMatch(/answered 201 to a request the document rejects[\s\S]*request body \/amount/);
   });
 });
