@@ -14,7 +14,10 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 const bundle = await build({
   absWorkingDir: repo,
   stdin: {
-    contents: "export { openApiDocument } from './src/openapi/document.ts';",
+    contents: [
+      "export { DEFAULT_SERVERS, openApiDocument } from './src/openapi/document.ts';",
+      "export { controlApiDocument } from './src/openapi/control.ts';",
+    ].join('\n'),
     resolveDir: repo,
     loader: 'ts',
   },
@@ -24,8 +27,9 @@ const bundle = await build({
   platform: 'node',
   logLevel: 'warning',
 });
-const { openApiDocument } = await import(`data:text/javascript;base64,${Buffer.from(bundle.outputFiles[0].contents).toString('base64')}`);
+const { DEFAULT_SERVERS, openApiDocument, controlApiDocument } = await import(`data:text/javascript;base64,${Buffer.from(bundle.outputFiles[0].contents).toString('base64')}`);
 
 const json = (value) => `${JSON.stringify(value, null, 2)}\n`;
 await writeFile(new URL('../docs/openapi.json', import.meta.url), json(openApiDocument()));
-console.log('Wrote docs/openapi.json');
+await writeFile(new URL('../docs/sandbox-control.openapi.json', import.meta.url), json(controlApiDocument(DEFAULT_SERVERS)));
+console.log('Wrote docs/openapi.json and docs/sandbox-control.openapi.json');
