@@ -1,6 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import { defineConfig, type Options } from 'tsup';
 import { fixtureJsonSchema } from './src/cli/fixture/schema.js';
+import { openApiDocument } from './src/openapi/document.js';
+
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 const shared = {
   format: ['esm', 'cjs'],
@@ -33,8 +36,12 @@ export default defineConfig([
     clean: ['!schema-compiler.*'],
     splitting: true,
     esbuildPlugins: [schemaCompilerExternal],
-    // `payment-service-sdk/fixture.schema.json`: made from the action table the CLI checks fixtures with.
-    onSuccess: () => writeFile('dist/fixture.schema.json', `${JSON.stringify(fixtureJsonSchema(), null, 2)}\n`),
+    // `payment-service-sdk/fixture.schema.json`: made from the action table the CLI checks fixtures with;
+    // `payment-service-sdk/openapi.json`: made from the SDK's Zod schemas and the endpoint table (src/openapi/).
+    onSuccess: async () => {
+      await writeFile('dist/fixture.schema.json', json(fixtureJsonSchema()));
+      await writeFile('dist/openapi.json', json(openApiDocument()));
+    },
   },
   {
     ...shared,

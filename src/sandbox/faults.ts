@@ -55,7 +55,8 @@ const API_EFFECTS = new Set(['latency', 'error', 'reset', 'truncate']);
 const WEBHOOK_EFFECTS = new Set(['duplicate', 'delay', 'drop', 'reorder']);
 const TERMINAL_ROUTE = 'POST /pos/payment';
 const RULE_FIELDS = new Set(['environment', 'route', 'event', 'times', 'probability', 'effect']);
-const EFFECT_FIELDS: Record<string, readonly string[]> = {
+/** The fields of each effect type besides `type`. */
+export const EFFECT_FIELDS: Record<string, readonly string[]> = {
   latency: ['ms'],
   error: ['status', 'when', 'retryAfter'],
   reset: ['when'],

@@ -9,7 +9,9 @@
 import type { Environment } from '../../../core/options.js';
 import { dashboardGate } from '../../http/access.js';
 import { ServiceFailure } from '../../responses.js';
+import { OPENAPI_PATH, openApiText, requestOrigin } from '../../steps/openapi.js';
 import { act } from './actions.js';
+import { API_REFERENCE_PATH, apiReferencePage } from './api-reference.js';
 import { events } from './events.js';
 import { notFoundPage, render } from './layout.js';
 import { listPage, overview } from './lists.js';
@@ -36,7 +38,7 @@ function decoded(param: string): string | undefined {
 export async function handleDashboard(request: Request, url: URL, context: DashboardContext): Promise<Response | undefined> {
   const path = url.pathname;
   const action = ACTION_PATH.exec(path);
-  const isPage = path === '/' || path === '/live' || path === '/reference' || RECORD_PATH.test(path);
+  const isPage = path === '/' || path === '/live' || path === '/reference' || path === API_REFERENCE_PATH || RECORD_PATH.test(path);
   if (!isPage && !action && path !== DASHBOARD_EVENTS_PATH) return undefined;
   const denied = context.accessToken === undefined ? undefined : dashboardGate(request, url, context.accessToken);
   if (denied) return denied;
@@ -53,6 +55,10 @@ export async function handleDashboard(request: Request, url: URL, context: Dashb
     render(context, { ...parts, notice, problem, here: `${here.pathname}${here.search}` }, status, liveOnly);
   if (path === '/' || path === '/live') return show(overview(context, path === '/' ? 'test' : 'live'));
   if (path === '/reference') return show(referencePage());
+  if (path === API_REFERENCE_PATH) {
+    const origin = requestOrigin({ request, url, info: undefined }, (own) => own.origin);
+    return show(apiReferencePage(JSON.parse(await openApiText(OPENAPI_PATH, origin))));
+  }
   const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
   const environment = environmentName as Environment;
   const kind = kindName as Kind;

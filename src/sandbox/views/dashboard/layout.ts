@@ -101,6 +101,7 @@ ${navItem(`${base(environment)}/pos-payments`, 'POS payments', 'pos-payments')}
 ${navItem(`${base(environment)}/modifications`, 'Modifications', 'modifications')}
 ${navItem(`${base(environment)}/deliveries`, 'Webhook deliveries', 'deliveries')}
 ${navItem('/reference', 'Test-mode reference', 'reference')}
+${navItem('/api-reference', 'API reference', 'api-reference')}
 </ul></nav>
 </header>
 ${envBar}

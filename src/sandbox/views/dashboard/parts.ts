@@ -63,7 +63,7 @@ export interface PageParts {
   title: string;
   environment: Environment | undefined;
   /** The nav entry of this page. */
-  current: Kind | 'overview' | 'reference';
+  current: Kind | 'overview' | 'reference' | 'api-reference';
   body: Html;
   notice?: string | undefined;
   problem?: string | undefined;
