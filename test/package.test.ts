@@ -91,6 +91,8 @@ describe('a fresh clone', () => {
         'README.md',
         'CHANGELOG.md',
         'dist/cli.cjs',
+        'dist/fixture.schema.json',
+        'dist/openapi.json',
         ...['index', 'sandbox', 'testing'].flatMap((name) =>
           ['mjs', 'cjs', 'd.ts', 'd.cts'].map((extension) => `dist/${name}.${extension}`),
         ),

@@ -1,6 +1,7 @@
 // ESM consumer of the packed package, run by scripts/check-package.mjs from a clean install.
 import assert from 'node:assert/strict';
 import { decodeRedirectData, PaymentClient, parseReference, RedirectDataError, TerminalBusyError, VERSION } from 'payment-service-sdk';
+import openapi from 'payment-service-sdk/openapi.json' with { type: 'json' };
 import { createSandbox } from 'payment-service-sdk/sandbox';
 import { posTestAmount, TEST_TERMINALS } from 'payment-service-sdk/testing';
 
@@ -38,6 +39,11 @@ try {
     (error) => error instanceof RedirectDataError && error.reason === 'signature',
   );
   assert.equal(typeof parseReference, 'function');
+
+  // The contract in the package is the one the sandbox serves, but for the server.
+  assert.equal(openapi.openapi, '3.1.0');
+  const served = await (await fetch(`${baseUrl}/openapi.json`)).json();
+  assert.deepEqual({ ...served, servers: openapi.servers }, openapi);
 
   console.log(JSON.stringify({ consumer: 'esm', terminals: terminals.length, pos: payment.status }));
 } finally {

@@ -11,7 +11,7 @@ import { createSandbox } from '../../src/sandbox/index.js';
 import { ROOT } from '../sandbox/cli-process.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const SECTION = /^## Endpoints and the OpenAPI document\n([\s\S]*?)^## /m.exec(README)?.[1] ?? '';
+const SECTION = /^## Endpoints and the OpenAPI contract\n([\s\S]*?)^## /m.exec(README)?.[1] ?? '';
 const ROW = /^\| `(GET|POST) ([^`]+)` \| `client\.([\w.]+)` \| \[(\w+)\]\(([^)]+)\) \|$/gm;
 
 interface Row {

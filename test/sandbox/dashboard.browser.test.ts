@@ -80,6 +80,7 @@ describeInBrowser('sandbox dashboard in a real browser', () => {
       ['deliveries', '/test/deliveries'],
       ['delivery', `/test/deliveries/${delivery?.id}`],
       ['reference', '/reference'],
+      ['api-reference', '/api-reference'],
       ['not-found', '/test/sessions/NOPE'],
       ['notice', `/test/sessions/${paid.sessionId}?notice=Done.`],
       ['problem', `/test/sessions/${paid.sessionId}?problem=Something+went+wrong.`],

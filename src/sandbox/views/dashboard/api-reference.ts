@@ -83,6 +83,11 @@ function fieldRows(document: JsonObject, node: unknown, prefix = ''): Cell[][] {
   });
 }
 
+/** A path that may break after each `/` on a narrow screen. */
+function breakable(path: string): Html {
+  return html`${path.split('/').map((part, index) => (index === 0 ? part : html`/<wbr>${part}`))}`;
+}
+
 function example(label: string, value: unknown): Html {
   return html`<h4>${label}</h4><pre>${JSON.stringify(value, null, 2)}</pre>`;
 }
@@ -116,8 +121,8 @@ function operationSection(document: JsonObject, method: string, path: string, op
     'application/json'
   ]?.example;
   return html`<section aria-labelledby="${id}">
-<h3 id="${id}"><code>${method.toUpperCase()} ${path}</code></h3>
-<p>${operation.summary.replace(/ \(Live\)$/, '')}. Test: <code>${method.toUpperCase()} ${path.replace('/external/v1/', '/external/v1/test/')}</code></p>
+<h3 id="${id}"><code>${method.toUpperCase()} ${breakable(path)}</code></h3>
+<p>${operation.summary.replace(/ \(Live\)$/, '')}. Test: <code>${method.toUpperCase()} ${breakable(path.replace('/external/v1/', '/external/v1/test/'))}</code></p>
 ${operation.description && html`<p>${prose(operation.description.split('\n\n')[0])}</p>`}
 ${parameterRows.length > 0 && table(`Parameters of ${id}`, ['Name', 'In', 'Required', 'Type and rules', 'Notes'], parameterRows, '')}
 ${body && table(`Body of ${id}`, ['Field', 'Required', 'Type and rules', 'Notes'], fieldRows(document, body.schema), '')}
@@ -152,7 +157,7 @@ export function apiReferencePage(document: JsonObject): PageParts {
       (tag) =>
         html`<li>${tag.name}<ul>${tag.operations.map(
           ({ method, path, operation }) =>
-            html`<li><a href="#${operation.operationId}">${method.toUpperCase()} ${path.replace('/external/v1', '')}</a></li>`,
+            html`<li><a href="#${operation.operationId}">${method.toUpperCase()} ${breakable(path.replace('/external/v1', ''))}</a></li>`,
         )}</ul></li>`,
     )}<li><a href="#webhooks">Webhooks</a></li></ul></nav>
 ${tags.map(
