@@ -167,6 +167,23 @@ export class OpenApiCheck {
     return found && `${found.operation.method.toUpperCase()} ${found.operation.template}`;
   }
 
+  /** The names of the document's `webhooks`. */
+  webhooks(): string[] {
+    return Object.keys((this.#document.webhooks as Json | undefined) ?? {});
+  }
+
+  /** What is wrong with a request the API sends (a webhook delivery) as the document's webhook `name`. */
+  checkWebhook(name: string, exchange: Exchange): string[] {
+    const pointer = `#/webhooks/${pointerSegment(name)}`;
+    const item = (this.#document.webhooks as Record<string, Json> | undefined)?.[name];
+    if (!item) return [`no webhook ${name} in the document (it has ${this.webhooks().join(', ')})`];
+    const { value, pointer: at } = this.#deref(item, pointer);
+    const method = exchange.method.toLowerCase();
+    const operation = value[method] as Json | undefined;
+    if (!operation) return [`webhook ${name} is not sent with ${exchange.method}`];
+    return this.#bodyProblems(operation, `${at}/${method}`, exchange);
+  }
+
   /** Every exchange matched and checked; `findings` lists those the document does not allow. */
   check(exchanges: readonly Exchange[]): CheckResult {
     const result: CheckResult = { findings: [], matched: [], unmatched: [] };
@@ -330,22 +347,23 @@ export class OpenApiCheck {
       if (!validate(raw)) problems.push(...this.#errors(validate, `${parameter.in} parameter ${parameter.name}`));
     }
     problems.push(...this.#securityProblems(operation, url, exchange));
-    const body = operation.value.requestBody;
-    if (body === undefined) return problems;
-    const { value: requestBody, pointer } = this.#deref(body, `${operation.pointer}/requestBody`);
-    if (exchange.requestBody === '') {
-      if (requestBody.required === true) problems.push('request body is required');
-      return problems;
-    }
+    return [...problems, ...this.#bodyProblems(operation.value, operation.pointer, exchange)];
+  }
+
+  /** The request body of `exchange` against the operation's `requestBody`. */
+  #bodyProblems(operation: Json, operationPointer: string, exchange: Exchange): string[] {
+    const body = operation.requestBody;
+    if (body === undefined) return [];
+    const { value: requestBody, pointer } = this.#deref(body, `${operationPointer}/requestBody`);
+    if (exchange.requestBody === '') return requestBody.required === true ? ['request body is required'] : [];
     const type = mediaType(exchange.requestHeaders['content-type']);
     const content = (requestBody.content as Record<string, Json> | undefined) ?? {};
-    if (!(type in content)) return [...problems, `request media type ${type || '(none)'} is not one of ${Object.keys(content).join(', ')}`];
-    if (!type.endsWith('json') || content[type]?.schema === undefined) return problems;
+    if (!(type in content)) return [`request media type ${type || '(none)'} is not one of ${Object.keys(content).join(', ')}`];
+    if (!type.endsWith('json') || content[type]?.schema === undefined) return [];
     const parsed = parseJson(exchange.requestBody);
-    if (parsed.bad) return [...problems, `request body is not JSON: ${parsed.bad}`];
+    if (parsed.bad) return [`request body is not JSON: ${parsed.bad}`];
     const validate = this.#validator(this.#ajv, `${pointer}/content/${pointerSegment(type)}/schema`);
-    if (!validate(parsed.value)) problems.push(...this.#errors(validate, 'request body'));
-    return problems;
+    return validate(parsed.value) ? [] : this.#errors(validate, 'request body');
   }
 
   /** Whether one of the operation's (or the document's) security requirements is met, for `apiKey` schemes. */

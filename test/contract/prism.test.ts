@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Environment, PaymentClient } from '../../src/index.js';
-import { type Started, useSandboxes, wrapSandboxHandles } from '../sandbox/support.js';
+import { instrumentSandboxes, type Started, useSandboxes } from '../sandbox/support.js';
 import { OpenApiCheck } from './openapi-check.js';
 import { type Prism, startPrism } from './prism.js';
 import { recorder } from './recorder.js';
@@ -31,7 +31,7 @@ import { WALK_SANDBOX_OPTIONS, walkEveryEndpoint } from './walk.js';
 const { start } = useSandboxes();
 // What reached the sandbox through Prism: to show which operations were walked.
 const traffic = recorder();
-wrapSandboxHandles((handle) => traffic.wrap(handle));
+instrumentSandboxes({ handle: (handle) => traffic.wrap(handle), fetch: (fetch) => fetch });
 
 interface Seen {
   call: string;
