@@ -16,7 +16,7 @@ const bundle = await build({
   stdin: {
     contents: [
       "export { DEFAULT_SERVERS, openApiDocument } from './src/openapi/document.ts';",
-      "export { controlApiDocument } from './src/openapi/control.ts';",
+      "export { controlApiDocument } from './src/sandbox/control/openapi.ts';",
     ].join('\n'),
     resolveDir: repo,
     loader: 'ts',
@@ -27,7 +27,9 @@ const bundle = await build({
   platform: 'node',
   logLevel: 'warning',
 });
-const { DEFAULT_SERVERS, openApiDocument, controlApiDocument } = await import(`data:text/javascript;base64,${Buffer.from(bundle.outputFiles[0].contents).toString('base64')}`);
+const { DEFAULT_SERVERS, openApiDocument, controlApiDocument } = await import(
+  `data:text/javascript;base64,${Buffer.from(bundle.outputFiles[0].contents).toString('base64')}`
+);
 
 const json = (value) => `${JSON.stringify(value, null, 2)}\n`;
 await writeFile(new URL('../docs/openapi.json', import.meta.url), json(openApiDocument()));

@@ -34,14 +34,25 @@ function openEnums(node: unknown): unknown {
   };
 }
 
+/** The hint of `schema`, or of the schema it was made from by `.check()` (a clone keeps its parent). */
+function hintOf(schema: z.core.$ZodType): { [keyword: string]: unknown } | undefined {
+  for (let current: z.core.$ZodType | undefined = schema; current; current = current._zod.parent) {
+    const hint = jsonSchemaHints.get(current);
+    if (hint) return hint;
+  }
+  return undefined;
+}
+
 /** `schema` as JSON Schema, without `$schema` (the document declares the dialect once). */
 export function jsonSchema(schema: z.core.$ZodType, direction: Direction): JsonObject {
   const { $schema: _dialect, ...converted } = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
     io: direction === 'request' ? 'output' : 'input',
-    metadata: jsonSchemaHints,
+    override: ({ zodSchema, jsonSchema }) => {
+      Object.assign(jsonSchema, hintOf(zodSchema));
+    },
     unrepresentable: ({ zodSchema, path }) => {
-      const hint = jsonSchemaHints.get(zodSchema);
+      const hint = hintOf(zodSchema);
       if (hint) return hint;
       throw new Error(
         `No JSON Schema for the ${zodSchema._zod.def.type} at ${path.join('.') || 'the root'}: give it a hint (src/schemas/common.ts)`,

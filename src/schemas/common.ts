@@ -9,13 +9,14 @@ export type OpenEnum<Known extends string> = Known | (string & {});
 /**
  * JSON Schema keywords that say what a schema's refinements and transforms check or produce, which
  * zod cannot see into: `payment-service-sdk/openapi.json` is generated from the schemas with them
- * (src/openapi/). `x-open-enum` lists the known values of an {@link openEnum}.
+ * (src/openapi/). `x-open-enum` lists the known values of an {@link openEnum}. A plain `WeakMap`
+ * rather than a zod registry: it costs the SDK's bundle nothing to speak of.
  */
-export const jsonSchemaHints = z.registry<{ [keyword: string]: unknown }>();
+export const jsonSchemaHints = new WeakMap<z.core.$ZodType, { [keyword: string]: unknown }>();
 
 /** `schema`, registered with the JSON Schema keywords its refinements or transform stand for. */
 export function hinted<Schema extends z.core.$ZodType>(schema: Schema, keywords: { [keyword: string]: unknown }): Schema {
-  jsonSchemaHints.add(schema, keywords);
+  jsonSchemaHints.set(schema, keywords);
   return schema;
 }
 

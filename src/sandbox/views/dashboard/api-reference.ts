@@ -4,7 +4,7 @@
  * with their codes, examples, and the webhooks. Plain HTML, no script and no asset from elsewhere.
  */
 import type { JsonObject } from '../../../openapi/json-schema.js';
-import { CONTROL_OPENAPI_PATH, OPENAPI_PATH } from '../../steps/openapi.js';
+import { CONTROL_OPENAPI_PATH, OPENAPI_PATH } from '../../openapi.js';
 import { type Html, html } from '../html.js';
 import { type Cell, type PageParts, table } from './parts.js';
 

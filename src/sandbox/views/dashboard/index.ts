@@ -8,8 +8,8 @@
  */
 import type { Environment } from '../../../core/options.js';
 import { dashboardGate } from '../../http/access.js';
+import { OPENAPI_PATH, openApiText, requestOrigin, serviceDocument } from '../../openapi.js';
 import { ServiceFailure } from '../../responses.js';
-import { OPENAPI_PATH, openApiText, requestOrigin } from '../../steps/openapi.js';
 import { act } from './actions.js';
 import { API_REFERENCE_PATH, apiReferencePage } from './api-reference.js';
 import { events } from './events.js';
@@ -56,8 +56,8 @@ export async function handleDashboard(request: Request, url: URL, context: Dashb
   if (path === '/' || path === '/live') return show(overview(context, path === '/' ? 'test' : 'live'));
   if (path === '/reference') return show(referencePage());
   if (path === API_REFERENCE_PATH) {
-    const origin = requestOrigin({ request, url, info: undefined }, (own) => own.origin);
-    return show(apiReferencePage(JSON.parse(await openApiText(OPENAPI_PATH, origin))));
+    const origin = requestOrigin(request, url, url.origin);
+    return show(apiReferencePage(JSON.parse(await openApiText(OPENAPI_PATH, origin, serviceDocument))));
   }
   const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
   const environment = environmentName as Environment;

@@ -1,18 +1,22 @@
 /**
  * The OpenAPI 3.1 document of the sandbox's control API (`/_sandbox/...`): pay or expire sessions,
  * resolve POS payments, read records and deliveries, resend or emit webhooks, move the clock,
- * fault rules, webhook URLs, tenants, reset. The sandbox serves it at `/_sandbox/openapi.json`, so
- * that a test suite in any language can drive the sandbox. Its operations follow the control
+ * fault rules, webhook URLs, tenants, reset; and the step that serves it at `/_sandbox/openapi.json`
+ * (no key), so that a test suite in any language can drive the sandbox. Its operations follow the control
  * router's tables (src/sandbox/control/routes.ts, src/sandbox/steps/tenants.ts; a test keeps them
  * equal), the fault rules' fields follow the sandbox's rule parser, and the routes a rule may name
  * are the API's own route table.
  */
-import { API_ROUTES } from '../sandbox/api/routes.js';
-import { EFFECT_FIELDS } from '../sandbox/faults.js';
-import { SANDBOX_CODES } from '../sandbox/responses.js';
-import { VERSION } from '../version.js';
-import type { ServerEntry } from './document.js';
-import type { JsonObject } from './json-schema.js';
+
+import type { ServerEntry } from '../../openapi/document.js';
+import type { JsonObject } from '../../openapi/json-schema.js';
+import { VERSION } from '../../version.js';
+import { API_ROUTES } from '../api/routes.js';
+import { EFFECT_FIELDS } from '../faults.js';
+import { CONTROL_OPENAPI_PATH, openApiAnswer } from '../openapi.js';
+import { SANDBOX_CODES } from '../responses.js';
+import type { Step } from '../steps/chain.js';
+import type { Located } from '../steps/request.js';
 
 /** One control operation: where, what it takes and what `data` it answers. */
 export interface ControlOperationDoc {
@@ -584,4 +588,12 @@ export function controlApiDocument(servers: readonly ServerEntry[]): JsonObject 
       schemas: SCHEMAS,
     },
   };
+}
+
+/** Answers `/_sandbox/openapi.json` before the control API asks for a key; any other control path goes on. */
+export function controlOpenApi(origin: (url: URL) => string): Step<Located> {
+  return (context, next) =>
+    context.url.pathname === CONTROL_OPENAPI_PATH
+      ? openApiAnswer(context.request, context.url, origin(context.url), controlApiDocument)
+      : next(context);
 }
