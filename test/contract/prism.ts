@@ -1,8 +1,9 @@
 /**
  * Prism's validating proxy (`prism proxy --errors`, @stoplight/prism-cli) as a child process in
  * front of a sandbox: started on a free 127.0.0.1 port, its output kept to be scanned for violation
- * lines, stopped by its pid. Its Node is this one, with scripts/loopback-only.cjs preloaded,
- * so it can connect to nothing but loopback.
+ * lines, stopped by its pid. It runs on this Node when that is 24 or later (Prism 5.16 requires
+ * it), else on the Node 24 pinned as a devDependency (`test:node22` runs this suite on Node 22), with
+ * scripts/loopback-only.cjs preloaded, so it can connect to nothing but loopback.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -12,6 +13,8 @@ import { join } from 'node:path';
 const require = createRequire(import.meta.url);
 const PRISM_CLI = require.resolve('@stoplight/prism-cli/dist/index.js');
 const LOOPBACK_ONLY = join(import.meta.dirname, '../../scripts/loopback-only.cjs');
+const PRISM_NODE =
+  Number(process.versions.node.split('.')[0]) >= 24 ? process.execPath : join(require.resolve('node/package.json'), '..', 'bin', 'node');
 
 /** Lines of Prism's log that report a broken request or answer. */
 export const VIOLATION_LINE =
@@ -48,7 +51,7 @@ export async function startPrism(document: string, upstream: string, startMs = 3
   // Prism is told its upstream; no proxy variable may send it anywhere else.
   for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy', 'ALL_PROXY', 'all_proxy']) delete env[name];
   const child: ChildProcess = spawn(
-    process.execPath,
+    PRISM_NODE,
     ['--require', LOOPBACK_ONLY, PRISM_CLI, 'proxy', '--errors', document, upstream, '--host', '127.0.0.1', '--port', String(port)],
     { env, stdio: ['ignore', 'pipe', 'pipe'] },
   );
