@@ -81,7 +81,9 @@ function failureResponse(status: number, failures: readonly DocumentedFailure[])
       ]),
   );
   return {
-    description: failures.map((failure) => `${failure.code ?? 'No code'}: ${failure.cause}.`).join(' '),
+    description: failures
+      .map((failure) => `${failure.code ?? 'No code'}: ${failure.cause}${failure.cause.endsWith('`') ? '' : '.'}`)
+      .join(' '),
     content: { 'application/json': { schema: failureEnvelope(codes), ...(codes.length > 0 && { examples }) } },
   };
 }

@@ -87,7 +87,7 @@ export const FAILURES = {
     status: 409,
     code: null,
     cause:
-      'idempotency conflict (code not shown): `Idempotency key reused with a different request body.` or `Idempotency key already used for a different endpoint.`',
+      'idempotency conflict (code not shown), with the message `Idempotency key reused with a different request body.` or `Idempotency key already used for a different endpoint.`',
     message: 'Idempotency key reused with a different request body.',
   },
   terminalBusy: {

@@ -5,7 +5,7 @@
  * produce comes from {@link jsonSchemaHints}; a transform without a hint stops the build.
  */
 import * as z from 'zod/mini';
-import { jsonSchemaHints } from '../schemas/common.js';
+import { Amount, AmountParams, amountValue, integer, jsonSchemaHints, ListMeta, timestamp } from '../schemas/common.js';
 
 /** A JSON Schema (or any part of the document). */
 export type JsonObject = { [keyword: string]: unknown };
@@ -34,6 +34,19 @@ function openEnums(node: unknown): unknown {
   };
 }
 
+/** What the reference says of the shared pieces, for readers of the document (the SDK's bundle does not carry it). */
+const DESCRIPTIONS = new Map<z.core.$ZodType, string>([
+  [timestamp, 'Record timestamp, `YYYY-MM-DD HH:MM:SS` in the reference; any string is accepted.'],
+  [amountValue, 'Amount in cents, a positive integer.'],
+  [integer, 'An integer.'],
+  [AmountParams, '`value` in integer cents, `currency` one of EUR, GBP, USD (ISO 4217, uppercase).'],
+  [Amount, '`value` in integer cents and its ISO 4217 `currency`.'],
+  [
+    ListMeta,
+    'Cursor pagination: while `hasMore` is true, pass `cursor` as the `cursor` of the next request; `cursor` is null on the last page; `total` counts every matching item.',
+  ],
+]);
+
 /** The hint of `schema`, or of the schema it was made from by `.check()` (a clone keeps its parent). */
 function hintOf(schema: z.core.$ZodType): { [keyword: string]: unknown } | undefined {
   for (let current: z.core.$ZodType | undefined = schema; current; current = current._zod.parent) {
@@ -50,6 +63,8 @@ export function jsonSchema(schema: z.core.$ZodType, direction: Direction): JsonO
     io: direction === 'request' ? 'output' : 'input',
     override: ({ zodSchema, jsonSchema }) => {
       Object.assign(jsonSchema, hintOf(zodSchema));
+      const description = DESCRIPTIONS.get(zodSchema);
+      if (description && jsonSchema.description === undefined) jsonSchema.description = description;
     },
     unrepresentable: ({ zodSchema, path }) => {
       const hint = hintOf(zodSchema);
