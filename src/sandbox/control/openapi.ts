@@ -558,7 +558,8 @@ export function controlApiDocument(servers: readonly ServerEntry[]): JsonObject 
         "Drives the payment-service-sdk sandbox from outside its API: pay or expire sessions, resolve POS payments, read records and webhook deliveries, resend or emit webhooks, move the clock, inject faults, manage webhook URLs and tenants, reset. Authenticate with a sandbox key in `X-API-KEY`: under `/_sandbox/{environment}/` a key of that environment; elsewhere any key of the tenant (tenants: the sandbox's own keys only). Answers use the service's envelopes. The API itself is described at `/openapi.json`.",
       license: { name: 'MIT', identifier: 'MIT' },
     },
-    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    // No `jsonSchemaDialect`: 3.1's default is that same OAS dialect, and given explicitly it makes
+    // Prism 5.16 validate no body at all (its ajv cannot compile a schema of that `$schema`).
     servers: servers.map((server) => ({ ...server })),
     security: [{ ApiKey: [] }],
     tags: [
