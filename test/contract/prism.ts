@@ -2,7 +2,7 @@
  * Prism's validating proxy (`prism proxy --errors`, @stoplight/prism-cli) as a child process in
  * front of a sandbox: started on a free 127.0.0.1 port, its output kept to be scanned for violation
  * lines, stopped by its pid. It runs on this Node when that is 24 or later (Prism 5.16 requires
- * it), else on the Node 24 pinned as a devDependency (`test:node22` runs this suite on Node 22), with
+ * it), else on the Node 24 pinned as a devDependency (when vitest itself runs on Node 22), with
  * scripts/loopback-only.cjs preloaded, so it can connect to nothing but loopback.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
