@@ -1,7 +1,10 @@
 import { writeFile } from 'node:fs/promises';
 import { defineConfig, type Options } from 'tsup';
 import { fixtureJsonSchema } from './src/cli/fixture/schema.js';
+import { openApiDocument } from './src/openapi/document.js';
 import { postgresWebhookStoreMigration } from './src/stores/postgres.js';
+
+const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
 const shared = {
   format: ['esm', 'cjs'],
@@ -43,9 +46,11 @@ export default defineConfig([
     splitting: true,
     esbuildPlugins: [schemaCompilerExternal],
     // `payment-service-sdk/fixture.schema.json`: made from the action table the CLI checks fixtures with;
+    // `payment-service-sdk/openapi.json`: made from the SDK's Zod schemas and the endpoint table (src/openapi/);
     // `payment-service-sdk/stores/postgres.sql`: the PostgreSQL store's table, for migrations.
     onSuccess: async () => {
-      await writeFile('dist/fixture.schema.json', `${JSON.stringify(fixtureJsonSchema(), null, 2)}\n`);
+      await writeFile('dist/fixture.schema.json', json(fixtureJsonSchema()));
+      await writeFile('dist/openapi.json', json(openApiDocument()));
       await writeFile('dist/stores/postgres.sql', postgresWebhookStoreMigration());
     },
   },

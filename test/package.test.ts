@@ -92,6 +92,8 @@ describe('a fresh clone', () => {
         'CHANGELOG.md',
         'dist/cli.cjs',
         'dist/stores/postgres.sql',
+        'dist/fixture.schema.json',
+        'dist/openapi.json',
         ...['index', 'sandbox', 'testing', 'stores/sqlite', 'stores/postgres', 'stores/redis'].flatMap((name) =>
           ['mjs', 'cjs', 'd.ts', 'd.cts'].map((extension) => `dist/${name}.${extension}`),
         ),

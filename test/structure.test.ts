@@ -61,7 +61,9 @@ const ALLOWED: Record<string, string[]> = {
   stores: ['core', 'helpers'],
   // `sandboxTenant` hands each test worker a client of its tenant.
   testing: ['core', 'schemas', 'helpers', 'client.ts'],
-  sandbox: ['core', 'schemas', 'helpers', 'testing'],
+  // The OpenAPI generator reads the schemas and the error codes; the sandbox serves its document.
+  openapi: ['core', 'schemas', 'version.ts'],
+  sandbox: ['core', 'schemas', 'helpers', 'testing', 'openapi', 'version.ts'],
   cli: ['core', 'schemas', 'helpers', 'resources', 'sandbox', 'testing', 'client.ts', 'index.ts', 'version.ts'],
 };
 

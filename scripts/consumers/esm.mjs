@@ -12,6 +12,7 @@ import {
   TerminalBusyError,
   VERSION,
 } from 'payment-service-sdk';
+import openapi from 'payment-service-sdk/openapi.json' with { type: 'json' };
 import { createSandbox } from 'payment-service-sdk/sandbox';
 import { postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
 import { redisWebhookStore } from 'payment-service-sdk/stores/redis';
@@ -69,6 +70,10 @@ try {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+  // The contract in the package is the one the sandbox serves, but for the server.
+  assert.equal(openapi.openapi, '3.1.0');
+  const served = await (await fetch(`${baseUrl}/openapi.json`)).json();
+  assert.deepEqual({ ...served, servers: openapi.servers }, openapi);
 
   console.log(JSON.stringify({ consumer: 'esm', terminals: terminals.length, pos: payment.status }));
 } finally {

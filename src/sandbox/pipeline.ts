@@ -3,10 +3,11 @@
  * wrap `next` also act on the way out (`respond` turns any failure into the envelope, `faults`
  * changes an answer after its commit).
  *
- *   respond → host check → due work → router ─┬─ API:     endpoint → tenant → faults → body → commit(idempotency, operation)
- *                                              ├─ control: tenants (owner's key) | endpoint → tenant → run
- *                                              └─ pages:   dashboard, payment page (404 after them)
+ *   respond → host check → /openapi.json → due work → router ─┬─ API:     endpoint → tenant → faults → body → commit(idempotency, operation)
+ *                                                              ├─ control: /_sandbox/openapi.json | tenants (owner's key) | endpoint → tenant → run
+ *                                                              └─ pages:   dashboard, payment page (404 after them)
  */
+import { controlOpenApi } from './control/openapi.js';
 import { controlEndpoint, runControl } from './control/routes.js';
 import { body } from './steps/body.js';
 import { chain, type Next } from './steps/chain.js';
@@ -16,6 +17,7 @@ import { endpoint } from './steps/endpoint.js';
 import { faults } from './steps/faults.js';
 import { hostCheck, type OwnHosts } from './steps/host.js';
 import { idempotency } from './steps/idempotency.js';
+import { serviceOpenApi } from './steps/openapi.js';
 import { operation } from './steps/operation.js';
 import type { Incoming, Located } from './steps/request.js';
 import { type FailureAnswers, respond } from './steps/respond.js';
@@ -48,6 +50,7 @@ export function pipeline(parts: PipelineParts): Next<Incoming> {
     .end(commit(idempotency(parts.idempotencyTtlMs), operation(parts.origin)));
 
   const control = chain<Located>()
+    .use(controlOpenApi(parts.origin))
     .use(tenantRoutes(parts.tenants, parts.maxBodyBytes))
     .use(controlEndpoint())
     .use(tenant(parts.tenants))
@@ -56,6 +59,7 @@ export function pipeline(parts: PipelineParts): Next<Incoming> {
   return chain<Incoming>()
     .use(respond(parts.failures))
     .use(hostCheck(parts.hosts))
+    .use(serviceOpenApi(parts.origin))
     .use(dueWork(parts.runDue))
     .end(router({ api, control, pages: parts.pages }));
 }

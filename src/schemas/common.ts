@@ -6,8 +6,22 @@ import * as z from 'zod/mini';
  */
 export type OpenEnum<Known extends string> = Known | (string & {});
 
-export function openEnum<const Known extends string>(_known: readonly Known[]): z.ZodMiniType<OpenEnum<Known>> {
-  return z.string() as z.ZodMiniType<OpenEnum<Known>>;
+/**
+ * JSON Schema keywords that say what a schema's refinements and transforms check or produce, which
+ * zod cannot see into: `payment-service-sdk/openapi.json` is generated from the schemas with them
+ * (src/openapi/). `x-open-enum` lists the known values of an {@link openEnum}. A plain `WeakMap`
+ * rather than a zod registry: it costs the SDK's bundle nothing to speak of.
+ */
+export const jsonSchemaHints = new WeakMap<z.core.$ZodType, { [keyword: string]: unknown }>();
+
+/** `schema`, registered with the JSON Schema keywords its refinements or transform stand for. */
+export function hinted<Schema extends z.core.$ZodType>(schema: Schema, keywords: { [keyword: string]: unknown }): Schema {
+  jsonSchemaHints.set(schema, keywords);
+  return schema;
+}
+
+export function openEnum<const Known extends string>(known: readonly Known[]): z.ZodMiniType<OpenEnum<Known>> {
+  return hinted(z.string(), { 'x-open-enum': known }) as z.ZodMiniType<OpenEnum<Known>>;
 }
 
 /** Which of the service's two isolated environments a client talks to. */
@@ -28,20 +42,28 @@ export function expects(message: string): z.core.$ZodErrorMap {
 
 /** Counts user-perceived characters as code points, the way the service's limits read. */
 function maxChars(limit: number) {
-  return z.string().check(z.refine((value) => [...value].length <= limit, `must be at most ${limit} characters`));
+  // JSON Schema's maxLength counts code points too.
+  return hinted(z.string().check(z.refine((value) => [...value].length <= limit, `must be at most ${limit} characters`)), {
+    maxLength: limit,
+  });
 }
 
 export const description = maxChars(255);
 export const customReference = maxChars(100);
 
+const INTEGER = { type: 'integer' };
+
 /** A positive integer number of cents. */
-export const amountValue = z
-  .number({ error: expects('must be a number of cents') })
-  .check(
-    z.refine(Number.isInteger, { error: 'must be an integer number of cents', abort: true }),
-    z.positive('must be greater than 0'),
-    z.lte(Number.MAX_SAFE_INTEGER, 'is too large'),
-  );
+export const amountValue = hinted(
+  z
+    .number({ error: expects('must be a number of cents') })
+    .check(
+      z.refine(Number.isInteger, { error: 'must be an integer number of cents', abort: true }),
+      z.positive('must be greater than 0'),
+      z.lte(Number.MAX_SAFE_INTEGER, 'is too large'),
+    ),
+  INTEGER,
+);
 
 /** An amount as sent in a request. */
 export const AmountParams = z.strictObject({
@@ -50,7 +72,7 @@ export const AmountParams = z.strictObject({
 });
 
 /** An integer, as the service's counts and cents are. */
-export const integer = z.number().check(z.refine(Number.isSafeInteger, 'must be an integer'));
+export const integer = hinted(z.number().check(z.refine(Number.isSafeInteger, 'must be an integer')), INTEGER);
 
 /** An amount as the service returns it: integer cents, currency kept open. */
 export const Amount = z.looseObject({
@@ -59,13 +81,16 @@ export const Amount = z.looseObject({
 });
 
 /** Page size of a listing: 1 to 100. */
-export const take = z
-  .number()
-  .check(
-    z.refine(Number.isInteger, { error: 'must be an integer', abort: true }),
-    z.gte(1, 'must be at least 1'),
-    z.lte(100, 'must be at most 100'),
-  );
+export const take = hinted(
+  z
+    .number()
+    .check(
+      z.refine(Number.isInteger, { error: 'must be an integer', abort: true }),
+      z.gte(1, 'must be at least 1'),
+      z.lte(100, 'must be at most 100'),
+    ),
+  INTEGER,
+);
 
 /** A cursor from the previous page's `meta.cursor`. */
 export const cursor = z.string().check(z.minLength(1, 'must not be empty'));
@@ -84,7 +109,7 @@ export const ListMeta = z.looseObject({
 export const timestamp = z.string();
 
 /** A timestamp that is absent until something happens (completion, resolution). */
-export const laterTimestamp = z.nullish(z.string());
+export const laterTimestamp = z.nullish(timestamp);
 
 /** Formats a `Date` as a record timestamp, `YYYY-MM-DD HH:MM:SS` in UTC. */
 export function toRecordTimestamp(date: Date): string {
@@ -96,7 +121,7 @@ export const validDate = z.date().check(z.refine((date) => !Number.isNaN(date.ge
 
 /** A date filter: a `Date` (sent as a UTC record timestamp) or a string sent as given. */
 export const dateFilter = z.union([
-  z.pipe(validDate, z.transform(toRecordTimestamp)),
+  z.pipe(validDate, hinted(z.transform(toRecordTimestamp), { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$' })),
   z.string().check(z.minLength(1, 'must not be empty')),
 ]);
 

@@ -7,6 +7,9 @@
 const EXTENDED = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,]\d+)?)?(?:[Zz]|[+-](\d{2})(?::?(\d{2}))?)?$/;
 const BASIC = /^(\d{4})(\d{2})(\d{2})[Tt](\d{2})(\d{2})(?:(\d{2})(?:[.,]\d+)?)?(?:[Zz]|[+-](\d{2})(\d{2})?)?$/;
 
+/** The form of both, for JSON Schema's `pattern` (which cannot check the calendar). */
+export const ISO_DATE_TIME_PATTERN = `${EXTENDED.source}|${BASIC.source}`;
+
 const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Days in `month` (1 to 12) of the proleptic Gregorian `year` (`Date` would read 0000 as 1900). */

@@ -42,6 +42,9 @@ export const PosPaymentSchema = z.looseObject({
   createdAt: z.nullish(timestamp),
 });
 
+/** The query parameters `pos.list` sends under the service's names, by its own camelCase names. */
+export const POS_LIST_WIRE_NAMES = { createdAtStart: 'created_at_start', createdAtEnd: 'created_at_end' } as const;
+
 /** `pos.list` takes camelCase names and sends the service's wire names. */
 export const ListPosPaymentsParamsSchema = z.pipe(
   z.strictObject({
@@ -54,8 +57,8 @@ export const ListPosPaymentsParamsSchema = z.pipe(
   }),
   z.transform(({ createdAtStart, createdAtEnd, ...rest }) => ({
     ...rest,
-    ...(createdAtStart === undefined ? {} : { created_at_start: createdAtStart }),
-    ...(createdAtEnd === undefined ? {} : { created_at_end: createdAtEnd }),
+    ...(createdAtStart === undefined ? {} : { [POS_LIST_WIRE_NAMES.createdAtStart]: createdAtStart }),
+    ...(createdAtEnd === undefined ? {} : { [POS_LIST_WIRE_NAMES.createdAtEnd]: createdAtEnd }),
   })),
 );
 

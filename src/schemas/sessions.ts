@@ -6,6 +6,7 @@ import {
   customReference,
   description,
   expects,
+  hinted,
   ListMeta,
   laterTimestamp,
   type OpenEnum,
@@ -14,7 +15,7 @@ import {
   timestamp,
   validDate,
 } from './common.js';
-import { isIsoDateTime } from './dates.js';
+import { ISO_DATE_TIME_PATTERN, isIsoDateTime } from './dates.js';
 
 /** Documented session statuses. */
 export const SESSION_STATUSES = ['pending', 'completed', 'failed', 'expired', 'cancelled'] as const;
@@ -71,9 +72,14 @@ export const CreateSessionParamsSchema = z.strictObject({
     z.union([
       z.pipe(
         validDate,
-        z.transform((date: Date) => date.toISOString()),
+        hinted(
+          z.transform((date: Date) => date.toISOString()),
+          { type: 'string', format: 'date-time' },
+        ),
       ),
-      z.string().check(z.refine(isIsoDateTime, 'must be an ISO 8601 date-time, for example 2026-01-31T10:00:00Z')),
+      hinted(z.string().check(z.refine(isIsoDateTime, 'must be an ISO 8601 date-time, for example 2026-01-31T10:00:00Z')), {
+        pattern: ISO_DATE_TIME_PATTERN,
+      }),
     ]),
   ),
   description: z.optional(description),

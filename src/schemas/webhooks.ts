@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { CURRENCIES, expects, openEnum } from './common.js';
+import { CURRENCIES, expects, hinted, openEnum } from './common.js';
 import { PAYMENT_STATUSES } from './sessions.js';
 
 /** Event codes the reference documents. Any other code is kept as an {@link UnknownWebhookEvent}. */
@@ -39,9 +39,12 @@ const text = z.string({ error: expects('must be a string') });
 /** A field the SDK relies on: confirmation looks records up by it. */
 const reference = z.string({ error: expects('must be a non-empty string') }).check(z.minLength(1, 'must be a non-empty string'));
 /** Integer cents. Optional in the data, but never a fraction, a string or an unsafe integer. */
-const cents = z
-  .number({ error: expects('must be an integer number of cents') })
-  .check(z.refine(Number.isSafeInteger, 'must be an integer number of cents'));
+const cents = hinted(
+  z
+    .number({ error: expects('must be an integer number of cents') })
+    .check(z.refine(Number.isSafeInteger, 'must be an integer number of cents')),
+  { type: 'integer' },
+);
 
 /**
  * `data` of an AUTHORISATION webhook. Only `paymentReference` is required (confirmation looks the

@@ -98,6 +98,20 @@ describeInBrowser('sandbox dashboard in a real browser', () => {
     }
   }, 120_000);
 
+  it('renders the API reference page axe-clean at 390×844, nothing wider than the screen, no request elsewhere', async () => {
+    for (const size of SIZES.filter(({ name }) => name === 'phone')) {
+      const { context, page, requests } = await open(size);
+      await page.goto(`${sandbox.baseUrl}/api-reference`);
+      await page.screenshot({ path: artifactPath('dashboard', `api-reference-${size.width}x${size.height}.png`) });
+      expect(await page.locator('h3').count()).toBe(13 + 2); // the endpoints and the two webhooks
+      expect(seriousViolations(await runAxe(page)), `api-reference at ${size.width}×${size.height}`).toEqual([]);
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      expect(overflow, `api-reference at ${size.width}×${size.height} scrolls sideways`).toBeLessThanOrEqual(0);
+      expect(requests.filter((url) => !url.startsWith(sandbox.baseUrl) && !url.startsWith('data:'))).toEqual([]);
+      await context.close();
+    }
+  }, 60_000);
+
   it('on a 390 px screen folds the clock away, shows list ids whole on one line and colours outcomes apart, axe passing', async () => {
     const completed = await client.sessions.create({ ...sessionParams, customReference: 'phone-completed' });
     await payTestSession(completed.paymentUrl);

@@ -27,9 +27,32 @@ export interface Started {
   live: PaymentClient;
 }
 
+type Handle = Sandbox['handle'];
+
+/** What the contract test (test/contract/sandbox-traffic.test.ts) puts around every sandbox of a suite, to record its traffic. */
+export interface SandboxInstrument {
+  /** Wraps the handler the server answers through. */
+  handle(handle: Handle): Handle;
+  /** Wraps the `fetch` webhook deliveries go out with. */
+  fetch(fetch: typeof globalThis.fetch): typeof globalThis.fetch;
+}
+
+let instrument: SandboxInstrument | undefined;
+
+/** From now on, every sandbox {@link startSandbox} makes is instrumented. */
+export function instrumentSandboxes(given: SandboxInstrument): void {
+  instrument = given;
+}
+
 /** A sandbox listening on 127.0.0.1 (free port) with Test and Live clients; `posDelayMs` 0 unless given. */
 export async function startSandbox(options: SandboxOptions = {}): Promise<Started> {
-  const sandbox = createSandbox({ posDelayMs: 0, ...options });
+  const sandbox = createSandbox({
+    posDelayMs: 0,
+    ...options,
+    ...(instrument ? { fetch: instrument.fetch(options.fetch ?? globalThis.fetch) } : {}),
+  });
+  // Before listen(): the server answers through whatever `handle` is then.
+  if (instrument) sandbox.handle = instrument.handle(sandbox.handle);
   const { baseUrl } = await sandbox.listen();
   return { sandbox, baseUrl, test: clientFor(sandbox, 'test'), live: clientFor(sandbox, 'live') };
 }

@@ -13,7 +13,7 @@ import { CONTROL_PREFIX, type Located } from '../steps/request.js';
 import { jsonObject } from '../validation.js';
 import { type ControlListParams, parseDuration, type SandboxControl } from './control.js';
 
-type ControlRoute = {
+export type ControlRoute = {
   method: 'GET' | 'POST' | 'DELETE';
   pattern: RegExp;
   run: (
@@ -36,7 +36,7 @@ function deliveryId(param: string): number {
 }
 
 /** Routes under `/_sandbox/{test|live}/`: the records of one environment, with its key. */
-const ENVIRONMENT_ROUTES: ControlRoute[] = [
+export const ENVIRONMENT_ROUTES: readonly ControlRoute[] = [
   { method: 'GET', pattern: /^sessions$/, run: (c, x) => c.listSessions(x.environment, listParams(x.query)) },
   { method: 'GET', pattern: /^sessions\/([^/]+)$/, run: (c, x) => c.session(x.environment, x.params[0] ?? '') },
   {
@@ -78,7 +78,7 @@ function addFault(faults: FaultRules, body: Record<string, unknown>): unknown {
 }
 
 /** Routes under `/_sandbox/` of no environment: the clock, the webhook URLs, the fault rules, reset. */
-const GLOBAL_ROUTES: ControlRoute[] = [
+export const GLOBAL_ROUTES: readonly ControlRoute[] = [
   { method: 'GET', pattern: /^clock$/, run: (c) => c.clock() },
   {
     method: 'POST',

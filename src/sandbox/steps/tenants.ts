@@ -10,7 +10,8 @@ import type { Step } from './chain.js';
 import { CONTROL_PREFIX, type Located } from './request.js';
 import { tenant } from './tenant.js';
 
-const TENANTS_PATH = /^tenants(?:\/([^/]*))?$/;
+/** `tenants` (GET, POST) and `tenants/{webcode}` (DELETE), after `/_sandbox/`. */
+export const TENANTS_PATH = /^tenants(?:\/([^/]*))?$/;
 
 /** Answers the tenants' routes; any other control path goes on. */
 export function tenantRoutes(tenants: Tenants, maxBodyBytes: number): Step<Located, Located> {

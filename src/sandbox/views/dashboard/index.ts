@@ -9,8 +9,10 @@
  */
 import type { Environment } from '../../../core/options.js';
 import { dashboardGate } from '../../http/access.js';
+import { OPENAPI_PATH, openApiText, requestOrigin, serviceDocument } from '../../openapi.js';
 import { ServiceFailure } from '../../responses.js';
 import { act } from './actions.js';
+import { API_REFERENCE_PATH, apiReferencePage } from './api-reference.js';
 import { events } from './events.js';
 import { faultsPage } from './faults.js';
 import { notFoundPage, render, unknownTenant } from './layout.js';
@@ -46,7 +48,13 @@ function decoded(param: string): string | undefined {
 export async function handleDashboard(request: Request, url: URL, settings: DashboardSettings): Promise<Response | undefined> {
   const path = url.pathname;
   const action = ACTION_PATH.exec(path);
-  const isPage = path === '/' || path === '/live' || path === '/faults' || path === '/reference' || RECORD_PATH.test(path);
+  const isPage =
+    path === '/' ||
+    path === '/live' ||
+    path === '/faults' ||
+    path === '/reference' ||
+    path === API_REFERENCE_PATH ||
+    RECORD_PATH.test(path);
   if (!isPage && !action && path !== DASHBOARD_EVENTS_PATH) return undefined;
   const denied = settings.accessToken === undefined ? undefined : dashboardGate(request, url, settings.accessToken);
   if (denied) return denied;
@@ -67,6 +75,10 @@ export async function handleDashboard(request: Request, url: URL, settings: Dash
   if (path === '/' || path === '/live') return show(overview(context, path === '/' ? 'test' : 'live'));
   if (path === '/reference') return show(referencePage());
   if (path === '/faults') return show(faultsPage(context));
+  if (path === API_REFERENCE_PATH) {
+    const origin = requestOrigin(request, url, url.origin);
+    return show(apiReferencePage(JSON.parse(await openApiText(OPENAPI_PATH, origin, serviceDocument))));
+  }
   const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
   const environment = environmentName as Environment;
   const kind = kindName as Kind;

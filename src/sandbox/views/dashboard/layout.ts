@@ -137,6 +137,7 @@ ${navItem(`${base(environment)}/modifications`, 'Modifications', 'modifications'
 ${navItem(`${base(environment)}/deliveries`, 'Webhook deliveries', 'deliveries')}
 ${navItem('/faults', 'Fault rules', 'faults')}
 ${navItem('/reference', 'Test-mode reference', 'reference')}
+${navItem('/api-reference', 'API reference', 'api-reference')}
 </ul></nav>
 ${tenantChooser(context, parts)}
 </header>

@@ -103,7 +103,7 @@ export interface PageParts {
   title: string;
   environment: Environment | undefined;
   /** The nav entry of this page. */
-  current: Kind | 'overview' | 'faults' | 'reference';
+  current: Kind | 'overview' | 'faults' | 'reference' | 'api-reference';
   body: Html;
   notice?: string | undefined;
   problem?: string | undefined;
