@@ -25,11 +25,12 @@ import { build } from 'esbuild';
  * (p-retry, uuid, zod's schema compiler); `total` adds ky (a client with hooks) and jose (the first
  * decodeRedirectData).
  */
-// Issue 24 raised each by 0.6 kB: exactly-once webhooks (the handler's store/confirm path,
-// memoryWebhookStore, webhookEventKey) measured 1.12 kB, of which the former headroom took 0.5.
-const BUDGET_INITIAL = 26_800;
-const BUDGET_REQUEST = 40_400;
-const BUDGET_TOTAL = 58_900;
+// Issue 24 added 1.12 kB to each stage (the handler's store/confirm path, memoryWebhookStore and
+// webhookEventKey, which the issue puts in the root) and issue 25 0.27 kB (the schemas' notes the
+// OpenAPI generator reads); pg and redis never reach the root (checked below).
+const BUDGET_INITIAL = 27_000;
+const BUDGET_REQUEST = 40_650;
+const BUDGET_TOTAL = 59_150;
 
 /** Optional peer dependencies: the app's own packages when it has them, not counted (see the top). */
 const OPTIONAL_PEERS = ['@opentelemetry/api'];
