@@ -9,7 +9,7 @@
  * payment: `fulfil` for each authorised one, `refuse` for each refused POS payment, and none for a
  * declined session (which emits no webhook).
  *
- * Runs against the built package (`npm run build`). PROOF_PAYMENTS (default 16) sets the payments
+ * Runs against the built package (`npm run build`). PROOF_PAYMENTS (default 200) sets the payments
  * of a run, PROOF_RUNS (default 1) the runs per store.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -24,7 +24,7 @@ import { postgresUrl, redisUrl, uniqueName } from './support/services.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const SHOP = join(ROOT, 'examples/webhook-shop/shop.ts');
-const PAYMENTS = Math.max(12, Number(process.env.PROOF_PAYMENTS ?? 16));
+const PAYMENTS = Math.max(12, Number(process.env.PROOF_PAYMENTS ?? 200));
 const RUNS = Math.max(1, Number(process.env.PROOF_RUNS ?? 1));
 /** Longer than a callback takes on a loaded machine (a confirm is a few loopback requests, seconds when starved). */
 const LEASE_MS = 15_000;
