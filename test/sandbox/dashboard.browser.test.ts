@@ -316,9 +316,19 @@ describeInBrowser('sandbox dashboard in a real browser', () => {
     page.on('console', (message) => {
       if (/Content Security Policy|Refused to/i.test(message.text())) violations.push(message.text());
     });
+    // The live stream is held until the session exists: the change falls between the page's render
+    // and the stream's opening, which the live script (nonce'd) catches up on when the stream opens.
+    let releaseStream = () => {};
+    const streamHeld = new Promise<void>((resolve) => {
+      releaseStream = resolve;
+    });
+    await page.route('**/_dashboard/events*', async (route) => {
+      await streamHeld;
+      await route.continue();
+    });
     await page.goto(`${sandbox.baseUrl}/test/sessions`);
     const session = await client.sessions.create({ ...sessionParams, customReference: 'csp-live' });
-    // The live script (nonce'd) runs: it refreshes the list.
+    releaseStream();
     await page.getByRole('link', { name: session.sessionId }).waitFor({ timeout: 5_000 });
     expect(violations).toEqual([]);
     await context.close();

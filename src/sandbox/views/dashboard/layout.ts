@@ -78,7 +78,10 @@ const LIVE_SCRIPT = `(() => {
   };
   const tenant = new URLSearchParams(location.search).get('${TENANT_PARAM}');
   const stream = '${DASHBOARD_EVENTS_PATH}' + (tenant ? '?${TENANT_PARAM}=' + encodeURIComponent(tenant) : '');
-  new EventSource(stream).addEventListener('change', refresh);
+  const source = new EventSource(stream);
+  // Once on (re)connecting too: a change made between the page's render and the stream's opening has no event of its own.
+  source.addEventListener('open', refresh);
+  source.addEventListener('change', refresh);
 })();`;
 
 /**
