@@ -13,6 +13,7 @@
  * KEEP_TMP=1 keeps the temporary folder for debugging.
  */
 import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { access, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
@@ -35,9 +36,12 @@ const running = new Set();
  * Runs a command with a time limit (the whole process group is killed when it runs out).
  * Resolves with its exit code and output; never rejects on a non-zero exit.
  */
-function run(command, args, { cwd = repo, timeoutMs = 60_000, onStdout } = {}) {
+function run(command, args, { cwd = repo, timeoutMs = 60_000, onStdout, stdoutFile } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // A file takes the output of a child that exits with process.exit() whole: a pipe loses what was not yet flushed.
+    const out = stdoutFile === undefined ? 'pipe' : openSync(stdoutFile, 'w');
+    const child = spawn(command, args, { cwd, env: childEnv, stdio: ['ignore', out, 'pipe'], detached: true });
+    if (typeof out === 'number') closeSync(out);
     running.add(child);
     let stdout = '';
     let stderr = '';
@@ -46,7 +50,7 @@ function run(command, args, { cwd = repo, timeoutMs = 60_000, onStdout } = {}) {
       timedOut = true;
       killGroup(child, 'SIGKILL');
     }, timeoutMs);
-    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+    child.stdout?.setEncoding('utf8').on('data', (chunk) => {
       stdout += chunk;
       onStdout?.(stdout, child);
     });
@@ -61,6 +65,7 @@ function run(command, args, { cwd = repo, timeoutMs = 60_000, onStdout } = {}) {
     child.on('close', (code, signal) => {
       clearTimeout(timer);
       running.delete(child);
+      if (stdoutFile !== undefined) stdout = readFileSync(stdoutFile, 'utf8');
       resolve({ code, signal, stdout, stderr, timedOut, command: [command, ...args].join(' ') });
     });
   });
@@ -154,7 +159,15 @@ try {
   if (!packed) throw new CheckError('nothing to check without a tarball');
 
   await check('attw --profile node16', async () => {
-    const result = await run(process.execPath, [bin('attw'), tarball, '--profile', 'node16', '--format', 'json'], { timeoutMs: 60_000 });
+    // postgres.sql is SQL for the app's migrations, not a module: there are no types to resolve for it.
+    const result = await run(
+      process.execPath,
+      [bin('attw'), tarball, '--profile', 'node16', '--format', 'json', '--exclude-entrypoints', './stores/postgres.sql'],
+      {
+        timeoutMs: 60_000,
+        stdoutFile: join(tmp, 'attw.json'),
+      },
+    );
     if (result.timedOut || !result.stdout.trimStart().startsWith('{')) succeeded(result, 'attw');
     const { analysis } = JSON.parse(result.stdout);
     // attw exits 0 for a package with no types at all: refuse that too.
