@@ -223,6 +223,34 @@ function webhook(operationId: string, summary: string, schemaName: string, examp
   };
 }
 
+/** A tag of an OpenAPI document: a group of operations. */
+export interface DocumentTag {
+  name: string;
+  description: string;
+}
+
+/**
+ * What the service's document and the sandbox control API's begin with: OpenAPI 3.1, the info
+ * block, the servers, the one security scheme (`ApiKey`, defined in each document's components)
+ * and the tags.
+ */
+export function documentHead(head: {
+  title: string;
+  description: string;
+  servers: readonly ServerEntry[];
+  tags: readonly DocumentTag[];
+}): JsonObject {
+  return {
+    openapi: '3.1.0',
+    info: { title: head.title, version: VERSION, description: head.description, license: { name: 'MIT', identifier: 'MIT' } },
+    // No `jsonSchemaDialect`: 3.1's default is that same OAS dialect, and given explicitly it makes
+    // Prism 5.16 validate no body at all (its ajv cannot compile a schema of that `$schema`).
+    servers: head.servers.map((server) => ({ ...server })),
+    security: [{ ApiKey: [] }],
+    tags: head.tags.map((tag) => ({ ...tag })),
+  };
+}
+
 /** The service's OpenAPI 3.1 document. */
 export function openApiDocument(servers: readonly ServerEntry[] = DEFAULT_SERVERS): JsonObject {
   const responses: JsonObject = { Failure: DEFAULT_FAILURE };
@@ -240,24 +268,18 @@ export function openApiDocument(servers: readonly ServerEntry[] = DEFAULT_SERVER
     }
   }
   return {
-    openapi: '3.1.0',
-    info: {
+    ...documentHead({
       title: 'Payment service: online sessions, POS payments, modifications and webhooks',
-      version: VERSION,
       description:
         'Generated from the Zod schemas of payment-service-sdk. Every request carries `X-API-KEY` and `webcode` (in the body of a POST, as a query parameter of a GET). Live paths start with `/external/v1/`, Test paths with `/external/v1/test/`; a key reaches only its own environment. Answers use the envelopes `{ success: true, data }` and `{ success: false, error: { message, code, statusCode, traceId } }`. Where the reference says "not shown", the schemas stay open: unknown fields and values are allowed in answers.',
-      license: { name: 'MIT', identifier: 'MIT' },
-    },
-    // No `jsonSchemaDialect`: 3.1's default is that same OAS dialect, and given explicitly it makes
-    // Prism 5.16 validate no body at all (its ajv cannot compile a schema of that `$schema`).
-    servers: servers.map((server) => ({ ...server })),
-    security: [{ ApiKey: [] }],
-    tags: [
-      { name: 'Sessions', description: 'Online payments through the hosted payment page.' },
-      { name: 'Modifications', description: 'Refund, capture, cancel and extend, addressed by `paymentReference`.' },
-      { name: 'POS payments', description: 'Charges sent to a physical terminal.' },
-      { name: 'Terminals', description: 'The boarded terminals.' },
-    ],
+      servers,
+      tags: [
+        { name: 'Sessions', description: 'Online payments through the hosted payment page.' },
+        { name: 'Modifications', description: 'Refund, capture, cancel and extend, addressed by `paymentReference`.' },
+        { name: 'POS payments', description: 'Charges sent to a physical terminal.' },
+        { name: 'Terminals', description: 'The boarded terminals.' },
+      ],
+    }),
     paths,
     webhooks: {
       AUTHORISATION: webhook(

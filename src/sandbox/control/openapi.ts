@@ -8,9 +8,8 @@
  * are the API's own route table.
  */
 
-import type { ServerEntry } from '../../openapi/document.js';
+import { documentHead, type ServerEntry } from '../../openapi/document.js';
 import type { JsonObject } from '../../openapi/json-schema.js';
-import { VERSION } from '../../version.js';
 import { API_ROUTES } from '../api/routes.js';
 import { EFFECT_FIELDS } from '../faults.js';
 import { CONTROL_OPENAPI_PATH, openApiAnswer } from '../openapi.js';
@@ -550,26 +549,20 @@ export function controlApiDocument(servers: readonly ServerEntry[]): JsonObject 
     .map(([name, code]) => `${code} ${name}`)
     .join(', ');
   return {
-    openapi: '3.1.0',
-    info: {
+    ...documentHead({
       title: 'Payment sandbox control API',
-      version: VERSION,
       description:
         "Drives the payment-service-sdk sandbox from outside its API: pay or expire sessions, resolve POS payments, read records and webhook deliveries, resend or emit webhooks, move the clock, inject faults, manage webhook URLs and tenants, reset. Authenticate with a sandbox key in `X-API-KEY`: under `/_sandbox/{environment}/` a key of that environment; elsewhere any key of the tenant (tenants: the sandbox's own keys only). Answers use the service's envelopes. The API itself is described at `/openapi.json`.",
-      license: { name: 'MIT', identifier: 'MIT' },
-    },
-    // No `jsonSchemaDialect`: 3.1's default is that same OAS dialect, and given explicitly it makes
-    // Prism 5.16 validate no body at all (its ajv cannot compile a schema of that `$schema`).
-    servers: servers.map((server) => ({ ...server })),
-    security: [{ ApiKey: [] }],
-    tags: [
-      { name: 'Records', description: 'Sessions, POS payments and modifications of one environment, and what to do to them.' },
-      { name: 'Webhooks', description: 'Deliveries, resends, events and the webhook URLs.' },
-      { name: 'Clock', description: 'The sandbox clock.' },
-      { name: 'Faults', description: 'Fault rules: what the sandbox gets wrong on purpose.' },
-      { name: 'Tenants', description: 'Isolated tenants for parallel test workers.' },
-      { name: 'Sandbox', description: 'The whole sandbox.' },
-    ],
+      servers,
+      tags: [
+        { name: 'Records', description: 'Sessions, POS payments and modifications of one environment, and what to do to them.' },
+        { name: 'Webhooks', description: 'Deliveries, resends, events and the webhook URLs.' },
+        { name: 'Clock', description: 'The sandbox clock.' },
+        { name: 'Faults', description: 'Fault rules: what the sandbox gets wrong on purpose.' },
+        { name: 'Tenants', description: 'Isolated tenants for parallel test workers.' },
+        { name: 'Sandbox', description: 'The whole sandbox.' },
+      ],
+    }),
     paths,
     components: {
       securitySchemes: {
