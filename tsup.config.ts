@@ -6,8 +6,26 @@ import { postgresWebhookStoreMigration } from './src/stores/postgres.js';
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 
+/** The package's entry points: one per `exports` subpath, and the bin. */
+const entry = {
+  index: 'src/index.ts',
+  testing: 'src/testing/index.ts',
+  sandbox: 'src/sandbox/index.ts',
+  cli: 'src/cli/index.ts',
+  'stores/sqlite': 'src/stores/sqlite.ts',
+  'stores/postgres': 'src/stores/postgres.ts',
+  'stores/redis': 'src/stores/redis.ts',
+};
+
+/**
+ * Dependencies published as ESM only. The ESM build imports them (lazily, with `import()`); the CJS
+ * build bundles them, because a `require` that is not Node's own cannot load them: Jest's module
+ * system, in its default CommonJS mode, refuses ESM and every `import()` without
+ * `--experimental-vm-modules`.
+ */
+const ESM_ONLY_DEPENDENCIES = ['ky', 'p-retry', 'jose', 'uuid'];
+
 const shared = {
-  format: ['esm', 'cjs'],
   outExtension: ({ format }) => (format === 'esm' ? { js: '.mjs', dts: '.d.mts' } : { js: '.cjs', dts: '.d.cts' }),
   sourcemap: true,
   target: 'node22',
@@ -28,21 +46,20 @@ const schemaCompilerExternal: NonNullable<Options['esbuildPlugins']>[number] = {
   },
 };
 
+// The builds write to dist at once: each cleans only its own files (declarations are never cleaned
+// by tsup, and schema-compiler.* is the last config's).
+const CJS_FILES = ['**/*.cjs', '**/*.cjs.map'];
+const ESM_FILES = ['**/*.mjs', '**/*.mjs.map', '*.json', 'stores/*.sql'];
+const not = (patterns: string[]) => [...patterns.map((pattern) => `!${pattern}`), '!schema-compiler.*'];
+
 export default defineConfig([
   {
     ...shared,
-    entry: {
-      index: 'src/index.ts',
-      testing: 'src/testing/index.ts',
-      sandbox: 'src/sandbox/index.ts',
-      cli: 'src/cli/index.ts',
-      'stores/sqlite': 'src/stores/sqlite.ts',
-      'stores/postgres': 'src/stores/postgres.ts',
-      'stores/redis': 'src/stores/redis.ts',
-    },
-    dts: true,
-    // Both builds write to dist at once: the other build's files are not this one's to remove.
-    clean: ['!schema-compiler.*'],
+    entry,
+    format: ['esm'],
+    clean: not(CJS_FILES),
+    // Shared chunks, and `import()` for what is needed later: ky, p-retry, uuid, jose and the
+    // network code load on first use (test/lazy-load.test.ts, scripts/check-size.mjs).
     splitting: true,
     esbuildPlugins: [schemaCompilerExternal],
     // `payment-service-sdk/fixture.schema.json`: made from the action table the CLI checks fixtures with;
@@ -56,6 +73,31 @@ export default defineConfig([
   },
   {
     ...shared,
+    entry,
+    format: ['cjs'],
+    clean: not(ESM_FILES),
+    noExternal: ['zod', ...ESM_ONLY_DEPENDENCIES],
+    // Shared chunks (one PaymentClient and one set of error classes for every subpath, so
+    // `instanceof` holds across them), with every `import()` made a `require` inside a promise by
+    // esbuild: still lazy, and loadable by Jest without a flag. Optional peers
+    // (`@opentelemetry/api`, msw, pg, redis) stay external, required on first use only.
+    splitting: true,
+    esbuildOptions: (options) => {
+      options.supported = { ...options.supported, 'dynamic-import': false };
+    },
+    esbuildPlugins: [schemaCompilerExternal],
+  },
+  {
+    ...shared,
+    entry,
+    format: ['esm', 'cjs'],
+    // Declarations only (.d.ts and .d.cts), in one TypeScript pass for both formats.
+    dts: { only: true },
+    clean: false,
+  },
+  {
+    ...shared,
+    format: ['esm', 'cjs'],
     entry: { 'schema-compiler': 'src/core/schema-compiler.ts' },
     dts: false,
     clean: false,
