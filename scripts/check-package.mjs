@@ -3,11 +3,16 @@
  * Checks the package as users get it: the `npm pack` tarball, not the repository.
  *
  *   1. `npm pack` (its `prepack` builds dist/), with every file the package needs and no other;
- *   2. attw on the tarball with the node16 profile, and `publint --strict` on the tarball;
+ *   2. attw on the tarball (every resolution: node10, node16 CJS and ESM, bundler), and
+ *      `publint --strict` on the tarball;
  *   3. a clean install of the tarball in a temporary folder (dependencies from the registry), then
  *      consumers from scripts/consumers/: ESM `import`, CJS `require`, the `payment-service-sdk`
- *      bin, and TypeScript strict consumers (node16 ESM, bundler, node16 CJS) compiled with this
- *      repository's tsc and run.
+ *      bin, and TypeScript consumers (node10, node16 and nodenext, CJS and ESM, bundler; strict and
+ *      exactOptionalPropertyTypes) compiled with this repository's tsc and run;
+ *   4. Jest 30 projects on the tarball, in a folder of their own where Jest, ts-jest and Babel are
+ *      installed from the registry (one `npm install`, while the package builds): plain CommonJS in
+ *      Jest's default mode, ts-jest with the NestJS 11 scaffold's configuration, babel-jest, all with
+ *      no flag and no `transformIgnorePatterns`, and native ESM under `--experimental-vm-modules`.
  *
  * One line per check, a summary, exit code 1 on any failure. Every child process has a time limit.
  * KEEP_TMP=1 keeps the temporary folder for debugging.
@@ -36,11 +41,11 @@ const running = new Set();
  * Runs a command with a time limit (the whole process group is killed when it runs out).
  * Resolves with its exit code and output; never rejects on a non-zero exit.
  */
-function run(command, args, { cwd = repo, timeoutMs = 60_000, onStdout, stdoutFile } = {}) {
+function run(command, args, { cwd = repo, timeoutMs = 60_000, onStdout, stdoutFile, env = childEnv } = {}) {
   return new Promise((resolve, reject) => {
     // A file takes the output of a child that exits with process.exit() whole: a pipe loses what was not yet flushed.
     const out = stdoutFile === undefined ? 'pipe' : openSync(stdoutFile, 'w');
-    const child = spawn(command, args, { cwd, env: childEnv, stdio: ['ignore', out, 'pipe'], detached: true });
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', out, 'pipe'], detached: true });
     if (typeof out === 'number') closeSync(out);
     running.add(child);
     let stdout = '';
@@ -132,6 +137,85 @@ const readJson = async (path) => JSON.parse(await readFile(path, 'utf8'));
 
 const tmp = await mkdtemp(join(tmpdir(), 'payment-sdk-check-package-'));
 const app = join(tmp, 'app');
+const jestApp = join(tmp, 'jest-app');
+
+/**
+ * What the Jest projects install beside the tarball, pinned. TypeScript 5.9 is the NestJS 11
+ * scaffold's (^5.7): its `module: commonjs` implies node10 resolution (TypeScript 6 implies
+ * bundler), so ts-jest type-checks the imports as those users' projects do.
+ */
+const JEST_PACKAGES = [
+  'jest@30.5.2',
+  'ts-jest@29.4.15',
+  'typescript@5.9.3',
+  '@types/jest@30.0.0',
+  '@types/node@24.19.2',
+  '@babel/core@8.1.2',
+  '@babel/preset-env@8.0.7',
+  '@babel/preset-typescript@8.0.7',
+  'babel-jest@30.5.2',
+];
+
+/**
+ * The Jest projects of scripts/consumers/ (`folder`), each given the shared test body
+ * (scripts/consumers/jest/payments.suite.cjs) in `testDir`, and the shared TypeScript test file as
+ * `tsEntry` where it has one. Only the ESM project runs with Node's flag.
+ */
+const JEST_PROJECTS = [
+  { name: 'Jest CommonJS require (default mode)', folder: 'jest-cjs', testDir: '.' },
+  { name: 'Jest ts-jest (NestJS 11 scaffold config)', folder: 'jest-ts', testDir: 'src', tsEntry: 'payments.spec.ts' },
+  { name: 'Jest babel-jest (preset-env, preset-typescript)', folder: 'jest-babel', testDir: '.', tsEntry: 'payments.test.ts' },
+  { name: 'Jest native ESM (--experimental-vm-modules)', folder: 'jest-esm', testDir: '.', nodeFlags: ['--experimental-vm-modules'] },
+];
+
+/**
+ * Jest, ts-jest, Babel and their types, for every Jest project at once: one `npm install` (which
+ * keeps a lockfile, so that the tarball's install after it resolves nothing again).
+ */
+async function installJestToolchain() {
+  await mkdir(jestApp, { recursive: true });
+  await writeFile(join(jestApp, 'package.json'), `${JSON.stringify({ name: 'consumer-jest-app', private: true }, null, 2)}\n`);
+  succeeded(
+    await run('npm', ['install', ...JEST_PACKAGES, '--no-audit', '--no-fund', '--loglevel=error'], { cwd: jestApp, timeoutMs: 240_000 }),
+  );
+  const { version } = await readJson(join(jestApp, 'node_modules', 'jest', 'package.json'));
+  return `jest@${version} and ${JEST_PACKAGES.length - 1} more`;
+}
+
+/** The tarball, with its dependencies from the registry, beside Jest. */
+async function installTarballForJest() {
+  succeeded(
+    await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
+      cwd: jestApp,
+      timeoutMs: 180_000,
+    }),
+  );
+  const { version } = await readJson(join(jestApp, 'node_modules', 'payment-service-sdk', 'package.json'));
+  return `payment-service-sdk@${version}`;
+}
+
+/** Copies a Jest project in with the shared test body and runs Jest in it; it must exit by itself. */
+async function runJestProject({ folder, testDir, tsEntry, nodeFlags = [] }) {
+  const dir = join(jestApp, folder);
+  await cp(join(fixtures, folder), dir, { recursive: true });
+  const tests = join(dir, testDir);
+  await mkdir(tests, { recursive: true });
+  for (const file of ['payments.suite.cjs', 'payments.suite.d.cts']) await cp(join(fixtures, 'jest', file), join(tests, file));
+  if (tsEntry) await cp(join(fixtures, 'jest', 'payments.entry.ts'), join(tests, tsEntry));
+  const jest = join(jestApp, 'node_modules', 'jest', 'bin', 'jest.js');
+  const result = await run(process.execPath, [...nodeFlags, jest, '--ci', '--cacheDirectory', join(tmp, 'jest-cache')], {
+    cwd: dir,
+    timeoutMs: 120_000,
+    // No flag from the environment either: the projects run as Jest's users run them.
+    env: { ...childEnv, NODE_OPTIONS: '' },
+  });
+  if (result.timedOut) throw new CheckError('Jest did not exit on its own (killed after 120 s)', result.stderr);
+  succeeded(result, 'jest');
+  const summary = /^Tests:\s+(.+)$/m.exec(result.stderr)?.[1];
+  if (!summary || /failed|skipped|todo/.test(summary) || !/^\d+ passed, \d+ total$/.test(summary))
+    throw new CheckError(`unexpected Jest summary: ${summary}`, result.stderr);
+  return `${summary}${nodeFlags.length > 0 ? ` (node ${nodeFlags.join(' ')})` : ', no flag'}`;
+}
 let tarball;
 
 async function cleanup() {
@@ -145,6 +229,9 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 }
 
 const started = performance.now();
+// Jest and its transformers install while the package builds, the two longest steps side by side;
+// the tarball joins them once packed.
+const jestToolchain = check('install of Jest, ts-jest and Babel', () => installJestToolchain());
 try {
   const packed = await check('npm pack', async () => {
     // `prepack` builds dist/ first, quietly: stdout is only npm's JSON.
@@ -158,11 +245,11 @@ try {
   });
   if (!packed) throw new CheckError('nothing to check without a tarball');
 
-  await check('attw --profile node16', async () => {
+  await check('attw (node10, node16, bundler)', async () => {
     // postgres.sql is SQL for the app's migrations, not a module: there are no types to resolve for it.
     const result = await run(
       process.execPath,
-      [bin('attw'), tarball, '--profile', 'node16', '--format', 'json', '--exclude-entrypoints', './stores/postgres.sql'],
+      [bin('attw'), tarball, '--format', 'json', '--exclude-entrypoints', './stores/postgres.sql'],
       {
         timeoutMs: 60_000,
         stdoutFile: join(tmp, 'attw.json'),
@@ -172,8 +259,8 @@ try {
     const { analysis } = JSON.parse(result.stdout);
     // attw exits 0 for a package with no types at all: refuse that too.
     if (!analysis.types) throw new CheckError('attw found no types in the package');
-    // The node16 profile ignores node10 resolution (no `exports` support), as attw's exit code does.
-    const problems = analysis.problems.filter((problem) => problem.resolutionKind !== 'node10');
+    // node10 (no `exports`: `module: commonjs` before TypeScript 6) finds the subpaths through `typesVersions`.
+    const problems = analysis.problems;
     if (problems.length > 0 || result.code !== 0) {
       const lines = problems.map(
         (problem) => `${problem.kind} ${problem.entrypoint ?? ''} (${problem.resolutionKind ?? 'any resolution'})`,
@@ -181,7 +268,7 @@ try {
       throw new CheckError(`attw reported ${problems.length} problem(s)`, lines.join('\n') || result.stderr);
     }
     const entrypoints = Object.keys(analysis.entrypoints).join(', ');
-    return `no problems for ${entrypoints} (node16 CJS, node16 ESM, bundler; node10 ignored by the profile)`;
+    return `no problems for ${entrypoints} (node10, node16 CJS, node16 ESM, bundler)`;
   });
 
   await check('publint --strict', async () => {
@@ -190,6 +277,8 @@ try {
     return 'All good!';
   });
 
+  // Beside the clean install; the Jest projects run last.
+  const jestInstalled = jestToolchain.then((ready) => ready && check('install of the tarball beside Jest', () => installTarballForJest()));
   const installed = await check('clean install of the tarball', async () => {
     await mkdir(app, { recursive: true });
     await writeFile(join(app, 'package.json'), `${JSON.stringify({ name: 'consumer-app', private: true, type: 'module' }, null, 2)}\n`);
@@ -212,10 +301,15 @@ try {
     ['CJS require consumer', 'cjs.cjs'],
   ];
   const tsConsumers = [
+    // node10: what `module: commonjs` implies before TypeScript 6; subpaths through `typesVersions`.
+    ['TypeScript node10 consumer (module commonjs)', 'ts-node10'],
     ['TypeScript node16 ESM consumer', 'ts-node16-esm'],
-    ['TypeScript bundler consumer (module preserve)', 'ts-bundler'],
     // The toolchain notes expected TS1479 here; it does not occur with this package's .d.cts files.
     ['TypeScript node16 CJS consumer', 'ts-node16-cjs'],
+    ['TypeScript nodenext ESM consumer', 'ts-nodenext'],
+    // The NestJS 11 scaffold's setting: `module: nodenext` in a package with no "type".
+    ['TypeScript nodenext CJS consumer', 'ts-nodenext-cjs'],
+    ['TypeScript bundler consumer (module preserve)', 'ts-bundler'],
   ];
   if (!installed) {
     for (const [name] of [...consumers, ...tsConsumers, ['CLI payment-service-sdk sandbox']]) skip(name, 'the install failed');
@@ -268,7 +362,7 @@ try {
       return `listened on ${announced.baseUrl} (GET / answered ${status}), exit 0 on SIGTERM`;
     });
 
-    // tsc is the slow part: compile the three consumers at the same time.
+    // tsc is the slow part: compile the consumers at the same time.
     await Promise.all(
       tsConsumers.map(([name, folder]) =>
         check(name, async () => {
@@ -291,6 +385,12 @@ try {
       ),
     );
   }
+
+  if (!(await jestInstalled)) {
+    for (const { name } of JEST_PROJECTS) skip(name, 'the install of Jest or of the tarball beside it failed');
+  } else {
+    await Promise.all(JEST_PROJECTS.map((project) => check(project.name, () => runJestProject(project))));
+  }
 } catch (error) {
   if (!(error instanceof CheckError)) {
     console.log(`FAIL unexpected error: ${error.stack ?? error}`);
@@ -298,6 +398,7 @@ try {
   }
 } finally {
   await cleanup();
+  await jestToolchain; // killed by the cleanup when still running: its line comes before the summary
 }
 
 results.sort((a, b) => a.order - b.order);

@@ -1,6 +1,7 @@
 // TypeScript consumer of the packed package, compiled by scripts/check-package.mjs under several
-// module settings (see the ts-* folders next to this one), then run. It must compile as ESM and as
-// CommonJS, so it has no top-level await.
+// module settings (see the ts-* folders next to this one: node10, node16 and nodenext, CJS and ESM,
+// and bundler, each with strict and exactOptionalPropertyTypes), then run. It imports the root and
+// every subpath (one line each), and must compile as ESM and as CommonJS, so it has no top-level await.
 import {
   type ClientOptions,
   decodeRedirectData,
@@ -17,7 +18,15 @@ import { createSandbox, type Sandbox, type SandboxOptions } from 'payment-servic
 import { type PostgresQueryable, postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
 import { type RedisEvaluator, redisWebhookStore } from 'payment-service-sdk/stores/redis';
 import { type SqliteWebhookStore, sqliteWebhookStore } from 'payment-service-sdk/stores/sqlite';
-import { type PosTestOutcome, posTestAmount, TEST_CARDS, TEST_TERMINALS, type TestCard } from 'payment-service-sdk/testing';
+import {
+  type PosTestOutcome,
+  posTestAmount,
+  type SandboxTenant,
+  sandboxTenant,
+  TEST_CARDS,
+  TEST_TERMINALS,
+  type TestCard,
+} from 'payment-service-sdk/testing';
 
 /** A JWS with a well-formed HS256 header and a wrong signature: decoding loads jose, then refuses it. */
 const FORGED_TOKEN = 'eyJhbGciOiJIUzI1NiJ9.eyJwYXltZW50UmVmZXJlbmNlIjoiUEFZLTEifQ.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
@@ -34,6 +43,8 @@ export function typeChecks(client: PaymentClient): void {
   void bad;
   // @ts-expect-error the SQLite store needs a path
   sqliteWebhookStore({});
+  // @ts-expect-error a tenant is made with the sandbox owner's key
+  void sandboxTenant({ baseUrl: 'http://127.0.0.1:4010' });
 }
 
 /** Every store is a WebhookStore, whatever the module mode. */
@@ -72,8 +83,18 @@ async function main(): Promise<string> {
     store.close();
     if (claim.status !== 'claimed') throw new Error(`SQLite store claim: ${claim.status}`);
 
+    const tenant: SandboxTenant = await sandboxTenant({ baseUrl, controlKey: sandbox.keys.test, name: 'consumer' });
+    const tenantTerminals = await tenant.client.terminals.list();
+    await tenant.remove();
+
     const card: TestCard = TEST_CARDS.visa;
-    return JSON.stringify({ version: VERSION, terminals: terminals.length, pos: payment.status, card: card.brand });
+    return JSON.stringify({
+      version: VERSION,
+      terminals: terminals.length,
+      pos: payment.status,
+      card: card.brand,
+      tenantTerminals: tenantTerminals.length,
+    });
   } finally {
     await sandbox.close();
   }
