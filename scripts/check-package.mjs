@@ -162,7 +162,8 @@ const JEST_PACKAGES = [
  * `tsEntry` where it has one. Only the ESM project runs with Node's flag.
  */
 const JEST_PROJECTS = [
-  { name: 'Jest CommonJS require (default mode)', folder: 'jest-cjs', testDir: '.' },
+  // Also runs the README's Jest example (the tarball's README) as readme.test.js.
+  { name: 'Jest CommonJS require (default mode)', folder: 'jest-cjs', testDir: '.', readmeTest: 'readme.test.js' },
   { name: 'Jest ts-jest (NestJS 11 scaffold config)', folder: 'jest-ts', testDir: 'src', tsEntry: 'payments.spec.ts' },
   { name: 'Jest babel-jest (preset-env, preset-typescript)', folder: 'jest-babel', testDir: '.', tsEntry: 'payments.test.ts' },
   { name: 'Jest native ESM (--experimental-vm-modules)', folder: 'jest-esm', testDir: '.', nodeFlags: ['--experimental-vm-modules'] },
@@ -194,14 +195,24 @@ async function installTarballForJest() {
   return `payment-service-sdk@${version}`;
 }
 
+/** The `js` block of the "Jest" section of the README the tarball ships. */
+async function readmeJestExample() {
+  const readme = await readFile(join(jestApp, 'node_modules', 'payment-service-sdk', 'README.md'), 'utf8');
+  const section = readme.split(/^## /m).find((part) => part.startsWith('Jest\n')) ?? '';
+  const code = /^```js\n([\s\S]*?)^```$/m.exec(section)?.[1];
+  if (!code) throw new CheckError('the README has no js block in a "Jest" section');
+  return code;
+}
+
 /** Copies a Jest project in with the shared test body and runs Jest in it; it must exit by itself. */
-async function runJestProject({ folder, testDir, tsEntry, nodeFlags = [] }) {
+async function runJestProject({ folder, testDir, tsEntry, readmeTest, nodeFlags = [] }) {
   const dir = join(jestApp, folder);
   await cp(join(fixtures, folder), dir, { recursive: true });
   const tests = join(dir, testDir);
   await mkdir(tests, { recursive: true });
   for (const file of ['payments.suite.cjs', 'payments.suite.d.cts']) await cp(join(fixtures, 'jest', file), join(tests, file));
   if (tsEntry) await cp(join(fixtures, 'jest', 'payments.entry.ts'), join(tests, tsEntry));
+  if (readmeTest) await writeFile(join(tests, readmeTest), await readmeJestExample());
   const jest = join(jestApp, 'node_modules', 'jest', 'bin', 'jest.js');
   const result = await run(process.execPath, [...nodeFlags, jest, '--ci', '--cacheDirectory', join(tmp, 'jest-cache')], {
     cwd: dir,
