@@ -33,6 +33,17 @@ describe('the CJS build', () => {
     }
   });
 
+  it('has CommonJS declarations that import only CommonJS ones and zod (dual), never an ESM-only .d.ts (TS1479)', () => {
+    const declarations = readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.d.cts'));
+    expect(declarations.length).toBeGreaterThanOrEqual(6);
+    const specifiers = new Set(
+      declarations.flatMap((path) =>
+        [...read(path).matchAll(/^(?:import|export)\b[^;]*?from '([^']+)'/gm)].map(([, specifier]) => specifier),
+      ),
+    );
+    expect([...specifiers].filter((specifier) => !/^\.\.?\/[\w./-]+\.cjs$|^zod\/mini$/.test(specifier ?? ''))).toEqual([]);
+  });
+
   it('loads ky and the network code on first use only, as the ESM build does', async () => {
     const script = `
 const Module = require('node:module');
