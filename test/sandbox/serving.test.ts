@@ -60,7 +60,7 @@ interface Answer {
 /** A request to the sandbox on 127.0.0.1:`port` with the `Host` given (fetch cannot set one). */
 function call(
   port: number,
-  options: { method?: string; path: string; host?: string; headers?: Record<string, string>; body?: unknown },
+  options: { method?: string; path: string; host?: string | undefined; headers?: Record<string, string>; body?: unknown },
 ): Promise<Answer> {
   const body = options.body === undefined ? undefined : JSON.stringify(options.body);
   return new Promise((resolve, reject) => {
