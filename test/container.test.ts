@@ -96,7 +96,7 @@ describe.runIf(available)('the sandbox container image', () => {
     expect(Object.keys(config.ExposedPorts)).toEqual(['4010/tcp']);
     expect(Object.keys(config.Volumes)).toEqual(['/data']);
     expect(config.User).toBe('node');
-    expect(config.Entrypoint).toEqual(['node', '/app/dist/cli.cjs', 'sandbox']);
+    expect(config.Entrypoint).toEqual(['node', '--max-semi-space-size=2', '/app/dist/cli.cjs', 'sandbox']);
     expect(JSON.parse(await inspect('{{json .HealthCheck}}', IMAGE)).Test).toEqual(['CMD', 'node', '/app/healthcheck.cjs']);
     const [image, base] = [Number(await inspect('{{.Size}}', IMAGE)), Number(await inspect('{{.Size}}', BASE_IMAGE))];
     const added = image - base;
