@@ -79,7 +79,8 @@ async function inspect(format: string, target: string, kind: 'image' | 'containe
   return (await podman([kind, 'inspect', '--format', format, target])).stdout.trim();
 }
 
-describe.runIf(available)('the sandbox container image', () => {
+// Containers start and stop under the load of the whole suite in CI: each test gets a minute.
+describe.runIf(available)('the sandbox container image', { timeout: 60_000 }, () => {
   it('declares the base, port, volume, user, health check, entrypoint and OCI labels, and adds at most 10 MB to its base', async () => {
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^ARG BASE=node:24-slim$/m);
