@@ -4,7 +4,7 @@
  * or on the host's network where the container delivers webhooks to a receiver of this process.
  * Skipped with a warning where podman is missing; under REQUIRE_CONTAINERS=1 (.ci/run) it fails instead.
  */
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,8 @@ import {
 const available = containersAvailable();
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const dirs: string[] = [];
+/** The tag of the image built `docker build .`'s way (removed in afterAll whatever happened). */
+const ROOT_BUILD = `localhost/payment-sdk-root-build-${process.pid}:test`;
 
 beforeAll(async () => {
   if (available) await ensureImage();
@@ -35,6 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await removeContainers();
+  if (available) await podman(['rmi', '-f', ROOT_BUILD], { allowFailure: true });
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 }, 60_000);
 
@@ -78,6 +81,20 @@ async function control(container: Container, method: string, path: string, body?
 async function inspect(format: string, target: string, kind: 'image' | 'container' = 'image'): Promise<string> {
   return (await podman([kind, 'inspect', '--format', format, target])).stdout.trim();
 }
+
+// Read by every run, podman or not: a plain `docker build .` labels the image with this default.
+describe('the root Dockerfile', () => {
+  it("defaults its VERSION argument to package.json's version, and .dockerignore sends only what it copies", () => {
+    const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
+    expect(/^ARG VERSION=(.*)$/m.exec(dockerfile)?.[1]).toBe(VERSION);
+    const copied = [...dockerfile.matchAll(/^COPY (?:--\S+ )*(\S+) /gm)].map((match) => match[1]);
+    expect(copied).toEqual(['dist/*.cjs', 'scripts/container/healthcheck.cjs']);
+    const rules = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('#'));
+    expect(rules).toEqual(['*', ...copied.map((path) => `!${path}`)]);
+  });
+});
 
 // Containers start and stop under the load of the whole suite in CI: each test gets a minute.
 describe.runIf(available)('the sandbox container image', { timeout: 60_000 }, () => {
@@ -186,5 +203,39 @@ describe.runIf(available)('the sandbox container image', { timeout: 60_000 }, ()
     const tenants = await (await fetch(`${restarted}/_sandbox/tenants`, { headers: { 'x-api-key': 'sk_test_sandbox' } })).json();
     expect(tenants.data.tenants.map((made: { webcode: string }) => made.webcode)).toContain('WORKER_1');
     await container.remove();
+  });
+
+  // The issue's one documented command: the repository root as the context, after the repository's
+  // own build (ensureImage made dist), no build arguments but the base.
+  it('builds with `docker build .` from the repository root: only dist and the health check in /app, no node_modules, and it answers with the documented keys', {
+    timeout: 300_000,
+  }, async () => {
+    await podman(['build', '--format', 'docker', '--build-arg', `BASE=${BASE_IMAGE}`, '-t', ROOT_BUILD, ROOT], { timeoutMs: 240_000 });
+    try {
+      expect(JSON.parse(await inspect('{{json .Labels}}', ROOT_BUILD))).toMatchObject({ 'org.opencontainers.image.version': VERSION });
+      const listing = await podman([
+        'run',
+        '--rm',
+        '--entrypoint',
+        'node',
+        ROOT_BUILD,
+        '-e',
+        "const fs = require('node:fs'); const data = fs.statSync('/data'); console.log(JSON.stringify({ app: fs.readdirSync('/app', { recursive: true }), data: [data.uid, data.gid] }))",
+      ]);
+      const { app, data } = JSON.parse(listing.stdout) as { app: string[]; data: number[] };
+      const cjs = readdirSync(join(ROOT, 'dist')).filter((name) => name.endsWith('.cjs'));
+      expect([...app].sort()).toEqual(['dist', ...cjs.map((name) => `dist/${name}`), 'healthcheck.cjs'].sort());
+      expect(data).toEqual([1000, 1000]);
+      const container = await runContainer({ image: ROOT_BUILD });
+      const session = await client(container.baseUrl).sessions.create(SESSION);
+      expect(session.paymentUrl).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${container.port}/pay-external-test/`));
+      expect(JSON.parse((await container.logs()).split('\n')[0] ?? '')).toMatchObject({
+        webcode: 'SANDBOX',
+        keys: { test: 'sk_test_sandbox', live: 'sk_live_sandbox' },
+      });
+      await container.remove();
+    } finally {
+      await podman(['rmi', '-f', ROOT_BUILD], { allowFailure: true });
+    }
   });
 });

@@ -4,7 +4,7 @@
  * with a warning, and under REQUIRE_CONTAINERS=1 (.ci/run) they fail instead.
  *
  * `ensureImage()` builds the image from dist (and the local base image) when it is missing or was
- * built from another dist, Dockerfile or health check; `runContainer()` starts a container with a
+ * built from another dist, Dockerfile, .dockerignore or health check; `runContainer()` starts a container with a
  * bounded lifetime (podman's `--timeout`, and a timer of this process), and `removeContainers()` (or
  * the container's `remove()`) removes it whatever happened. Containers are reached only through ports published on
  * 127.0.0.1, or on the host's network (`--network host`).
@@ -74,14 +74,14 @@ export function podman(args: string[], options: { timeoutMs?: number; allowFailu
   });
 }
 
-/** The digest of what the image is made of (dist's CommonJS files, the Dockerfile, the health check), as `npm run image` labels it. */
+/** The digest of what the image is made of (dist's CommonJS files, the Dockerfile, .dockerignore, the health check), as `npm run image` labels it. */
 export function buildDigest(): string {
   const hash = createHash('sha256');
   const files = readdirSync(join(ROOT, 'dist'))
     .filter((name) => name.endsWith('.cjs'))
     .sort()
     .map((name) => join('dist', name));
-  for (const file of [...files, 'Dockerfile', join('scripts', 'container', 'healthcheck.cjs')]) {
+  for (const file of [...files, 'Dockerfile', '.dockerignore', join('scripts', 'container', 'healthcheck.cjs')]) {
     hash.update(file);
     hash.update(readFileSync(join(ROOT, file)));
   }
