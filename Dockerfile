@@ -11,6 +11,16 @@
 ARG BASE=node:24-slim
 FROM ${BASE}
 
+# /data, owned by the base's `node` user (uid 1000): the only folder the sandbox writes. Made by
+# node itself (exec form): the base needs no mkdir or chown, only its node.
+RUN ["node", "-e", "require('node:fs').mkdirSync('/data', { recursive: true }); require('node:fs').chownSync('/data', 1000, 1000)"]
+# The CLI, owned by root: the sandbox's user cannot change its own code. dist's CommonJS files bundle
+# every dependency the sandbox loads (no node_modules); the health check beside them.
+COPY dist/*.cjs /app/dist/
+COPY scripts/container/healthcheck.cjs /app/healthcheck.cjs
+
+# The labels after the files: builds that differ only in them (npm run image's, a plain
+# `docker build .`) share the layers above.
 # package.json's version (test/container.test.ts checks that they agree); npm run image passes it.
 ARG VERSION=0.1.0
 ARG SOURCE=https://github.com/payment-service-sdk/payment-service-sdk
@@ -26,14 +36,6 @@ LABEL org.opencontainers.image.title="payment-service-sdk sandbox" \
       org.opencontainers.image.licenses="${LICENSE}" \
       org.opencontainers.image.revision="${REVISION}" \
       payment-service-sdk.build-digest="${BUILD_DIGEST}"
-
-# /data, owned by the base's `node` user (uid 1000): the only folder the sandbox writes. Made by
-# node itself (exec form): the base needs no mkdir or chown, only its node.
-RUN ["node", "-e", "require('node:fs').mkdirSync('/data', { recursive: true }); require('node:fs').chownSync('/data', 1000, 1000)"]
-# The CLI, owned by root: the sandbox's user cannot change its own code. dist's CommonJS files bundle
-# every dependency the sandbox loads (no node_modules); the health check beside them.
-COPY dist/*.cjs /app/dist/
-COPY scripts/container/healthcheck.cjs /app/healthcheck.cjs
 
 # In a container the sandbox listens on all of the container's addresses, on 4010, keeps its state
 # in /data, and keeps the documented keys, client secrets and open dashboard: nothing reaches it but
