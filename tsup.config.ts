@@ -39,6 +39,7 @@ export default defineConfig([
       'stores/sqlite': 'src/stores/sqlite.ts',
       'stores/postgres': 'src/stores/postgres.ts',
       'stores/redis': 'src/stores/redis.ts',
+      testcontainers: 'src/testcontainers/index.ts',
     },
     dts: true,
     // Both builds write to dist at once: the other build's files are not this one's to remove.
