@@ -1,0 +1,40 @@
+# The payment service sandbox (`payment-service-sdk sandbox`) as a container image. Build it with
+# `npm run image` (scripts/image.mjs): it runs the repository's build and stages what this file
+# copies, so the build needs no network beyond pulling the base. Run it with
+#   docker run --rm -p 127.0.0.1:4010:4010 payment-service-sdk/sandbox
+# Arguments after the image name are the sandbox's flags; every flag is also an environment
+# variable PAYMENT_SANDBOX_<FLAG> (docs/sandbox.md, "Container image").
+ARG BASE=node:24-slim
+FROM ${BASE}
+
+ARG VERSION=0.0.0
+ARG SOURCE=https://github.com/payment-service-sdk/payment-service-sdk
+ARG LICENSE=MIT
+ARG REVISION=
+LABEL org.opencontainers.image.title="payment-service-sdk sandbox" \
+      org.opencontainers.image.description="Local emulator of the payment service: Test and Live APIs, hosted payment page, webhooks, dashboard" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.licenses="${LICENSE}" \
+      org.opencontainers.image.revision="${REVISION}"
+
+# The CLI and the runtime dependencies, owned by root: the sandbox's user cannot change its own code.
+COPY app/ /app/
+# /data, owned by the base's `node` user (uid 1000): the only folder the sandbox writes.
+COPY --chown=1000:1000 volume/ /
+
+# In a container the sandbox listens on all of the container's addresses, on 4010, keeps its state
+# in /data, and keeps the documented keys, client secrets and open dashboard: nothing reaches it but
+# through a port you publish (`-p 127.0.0.1:4010:4010`) or a network you made (docker-compose).
+ENV PAYMENT_SANDBOX_HOST=0.0.0.0 \
+    PAYMENT_SANDBOX_PORT=4010 \
+    PAYMENT_SANDBOX_DATA_DIR=/data \
+    PAYMENT_SANDBOX_TRUSTED_NETWORK=true \
+    NODE_ENV=production
+
+USER node
+WORKDIR /data
+EXPOSE 4010
+VOLUME /data
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["node", "/app/healthcheck.cjs"]
+ENTRYPOINT ["node", "/app/dist/cli.cjs", "sandbox"]
