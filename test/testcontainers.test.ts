@@ -1,0 +1,251 @@
+/**
+ * `payment-service-sdk/testcontainers`: the builder's settings on their own, then the module against
+ * the real image through the Docker API (podman's, from scripts/podman.sh): a session paid on the
+ * hosted form, the redirect decoded with the container's client secret, a tenant, a seed and fault
+ * rules taking effect, a data volume kept by a second container, webhooks to a receiver on the host
+ * through host networking, and the stop.
+ */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigurationError, decodeRedirectData, PaymentClient, ServerError } from '../src/index.js';
+import { createSandbox } from '../src/sandbox/index.js';
+import { PAYMENT_SANDBOX_IMAGE, PaymentSandboxContainer, type StartedPaymentSandboxContainer } from '../src/testcontainers/index.js';
+import { dataVolumeSource, sandboxFlags } from '../src/testcontainers/settings.js';
+import { credentialsOf } from '../src/testcontainers/startup.js';
+import { payTestSession } from '../src/testing/index.js';
+import { VERSION } from '../src/version.js';
+import { sandboxImage } from './support/sandbox-image.js';
+
+const FAULT = { route: 'POST /payment/session', times: 1, effect: { type: 'error', status: 503, when: 'before' } } as const;
+const params = {
+  amount: { value: 2599, currency: 'EUR' as const },
+  urlOk: 'https://shop.example/paid',
+  urlKo: 'https://shop.example/failed',
+};
+
+describe('the builder', () => {
+  it('runs the image of the package version by default', () => {
+    expect(PAYMENT_SANDBOX_IMAGE).toBe(`payment-service-sdk/sandbox:${VERSION}`);
+  });
+
+  it('turns the settings into the sandbox command flags', () => {
+    expect(
+      sandboxFlags({
+        webhookUrls: ['http://127.0.0.1:3000/a', 'http://127.0.0.1:3000/b'],
+        seed: 7,
+        posDelayMs: [0, 10],
+        faultRules: [FAULT],
+        hostPort: 4999,
+      }),
+    ).toEqual([
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '4999',
+      '--webhook-url',
+      'http://127.0.0.1:3000/a',
+      '--webhook-url',
+      'http://127.0.0.1:3000/b',
+      '--seed',
+      '7',
+      '--pos-delay-ms',
+      '0-10',
+      '--faults',
+      '/payment-sandbox/faults.json',
+    ]);
+    expect(sandboxFlags({ webhookUrls: [] })).toEqual([]);
+  });
+
+  it('takes a volume name as it is and a folder as an absolute path', () => {
+    expect(dataVolumeSource('payment-data')).toBe('payment-data');
+    expect(dataVolumeSource('./data')).toBe(resolve('data'));
+    expect(dataVolumeSource('/srv/sandbox')).toBe('/srv/sandbox');
+    expect(() => dataVolumeSource('/srv:/data')).toThrow(ConfigurationError);
+  });
+
+  it('refuses bad settings with a ConfigurationError naming the method', () => {
+    const container = new PaymentSandboxContainer();
+    const cases: [() => unknown, string][] = [
+      [() => container.withSeed(-1), 'withSeed'],
+      [() => container.withSeed(1.5), 'withSeed'],
+      [() => container.withWebhookUrl('ftp://127.0.0.1/x'), 'withWebhookUrl'],
+      [() => container.withWebhookUrl('/webhooks'), 'withWebhookUrl'],
+      [() => container.withPosDelayMs([5, 1]), 'withPosDelayMs'],
+      [() => container.withFaultRules({} as never), 'withFaultRules'],
+      [() => container.withHostNetwork(70_000), 'withHostNetwork'],
+      [() => container.withDataVolume(''), 'withDataVolume'],
+    ];
+    for (const [call, method] of cases) {
+      expect(call).toThrow(ConfigurationError);
+      expect(call).toThrow(new RegExp(`^${method} `));
+    }
+  });
+
+  it('reads the credentials from the startup line only', () => {
+    const line = JSON.stringify({
+      baseUrl: 'http://0.0.0.0:4010',
+      webcode: 'SHOP1',
+      keys: { test: 'sk_test_1', live: 'sk_live_1' },
+      clientSecrets: { test: 'cs_test_1', live: 'cs_live_1' },
+    });
+    expect(credentialsOf(line)).toEqual({
+      webcode: 'SHOP1',
+      keys: { test: 'sk_test_1', live: 'sk_live_1' },
+      clientSecrets: { test: 'cs_test_1', live: 'cs_live_1' },
+    });
+    expect(credentialsOf('Payment service sandbox listening on http://0.0.0.0:4010')).toBeUndefined();
+    expect(credentialsOf('{"webcode":"SHOP1"}')).toBeUndefined();
+  });
+});
+
+/** A webhook receiver on the host's 127.0.0.1, as a shop's would be. */
+async function receiver(): Promise<{ server: Server; url: string; events: { event_code: string; data: Record<string, unknown> }[] }> {
+  const events: { event_code: string; data: Record<string, unknown> }[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    request.on('end', () => {
+      events.push(JSON.parse(body));
+      response.end('ok');
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`, events };
+}
+
+async function until<T>(what: string, probe: () => T | undefined): Promise<T> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const value = probe();
+    if (value !== undefined) return value;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const image = await sandboxImage();
+
+describe.skipIf(image === undefined)('against the image', () => {
+  let dataDir: string;
+  let first: StartedPaymentSandboxContainer | undefined;
+  let second: StartedPaymentSandboxContainer | undefined;
+  let hook: Awaited<ReturnType<typeof receiver>>;
+  let paid: { sessionId: string; paymentReference: string };
+  let tenantKeys: { webcode: string; test: string };
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'payment-sdk-tc-'));
+    // The container's user is uid 1000, not this process's.
+    chmodSync(dataDir, 0o777);
+    hook = await receiver();
+  });
+
+  afterAll(async () => {
+    await first?.stop();
+    await second?.stop();
+    hook?.server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('starts with a seed and a fault rule on a data volume, and a PaymentClient works from getClientOptions', async () => {
+    first = await new PaymentSandboxContainer(image).withDataVolume(dataDir).withSeed(7).withPosDelayMs(0).withFaultRules([FAULT]).start();
+    const options = first.getClientOptions();
+    expect(options).toEqual({ apiKey: 'sk_test_sandbox', webcode: 'SANDBOX', baseUrl: first.getBaseUrl(), environment: 'test' });
+    expect(first.getBaseUrl()).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const client = new PaymentClient({ ...options, maxRetries: 0 });
+
+    // The rule strikes the first create only.
+    const refused = await client.sessions.create(params).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ServerError);
+    expect((refused as ServerError).status).toBe(503);
+    const session = await client.sessions.create(params);
+    expect(session.paymentUrl.startsWith(`${first.getBaseUrl()}/pay-external-test/`)).toBe(true);
+
+    // The same seed and the same calls in process give the same payment-page token; seed 1 another.
+    const tokenOf = async (seed: number) => {
+      const local = createSandbox({ seed, posDelayMs: 0 });
+      local.faults.add(FAULT);
+      const { baseUrl } = await local.listen();
+      const localClient = new PaymentClient({ apiKey: local.keys.test, webcode: local.webcode, baseUrl, maxRetries: 0 });
+      await localClient.sessions.create(params).catch(() => undefined);
+      const made = await localClient.sessions.create(params);
+      await local.close();
+      return made.paymentUrl.split('/').at(-1);
+    };
+    expect(session.paymentUrl.split('/').at(-1)).toBe(await tokenOf(7));
+    expect(await tokenOf(1)).not.toBe(await tokenOf(7));
+
+    // Paid on the hosted form over HTTP; the urlOk data decodes with the container's client secret.
+    const outcome = await payTestSession(session.paymentUrl);
+    expect(outcome).toMatchObject({ paid: true, status: 303 });
+    const data = await decodeRedirectData(outcome.data ?? '', first.getClientSecret());
+    expect(data).toMatchObject({ sessionId: session.sessionId, amount: 2599, currency: 'EUR', status: 'AUTHORISED' });
+    await expect(decodeRedirectData(outcome.data ?? '', first.getClientSecret('live'))).rejects.toThrow();
+    paid = { sessionId: session.sessionId, paymentReference: String(data.paymentReference) };
+  }, 120_000);
+
+  it('makes a tenant with its own webcode, keys and records', async () => {
+    const tenant = await first!.createTenant({ webcode: 'TC_SHOP' });
+    expect(tenant).toMatchObject({ webcode: 'TC_SHOP', baseUrl: first!.getBaseUrl() });
+    expect(tenant.keys.test).not.toBe(first!.getClientOptions().apiKey);
+    const made = await tenant.client.sessions.create(params);
+    expect(made.sessionId).toMatch(/^TC_SHOP-EXTT-/);
+    const listed = (await tenant.client.sessions.list().toArray()).map((item) => item.sessionId);
+    expect(listed).toEqual([made.sessionId]);
+    tenantKeys = { webcode: tenant.webcode, test: tenant.keys.test };
+  }, 60_000);
+
+  it('stops, and a second container on the same volume has the records and tenants; host networking brings webhooks to the host', async () => {
+    const oldBaseUrl = first!.getBaseUrl();
+    await first!.stop();
+    first = undefined;
+    await expect(fetch(`${oldBaseUrl}/openapi.json`)).rejects.toThrow();
+
+    const faultsFile = join(dataDir, 'faults.json');
+    writeFileSync(
+      faultsFile,
+      JSON.stringify([{ route: 'GET /payment/sessions', times: 1, effect: { type: 'error', status: 500, when: 'before' } }]),
+    );
+    second = await new PaymentSandboxContainer(image)
+      .withDataVolume(dataDir)
+      .withHostNetwork()
+      .withWebhookUrl(hook.url)
+      .withPosDelayMs(0)
+      .withFaultRules(faultsFile)
+      .start();
+    expect(second.getBaseUrl()).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const client = new PaymentClient({ ...second.getClientOptions(), maxRetries: 0 });
+
+    const kept = await client.sessions.retrieve(paid.sessionId);
+    expect(kept).toMatchObject({ status: 'completed', paymentReference: paid.paymentReference });
+    const tenantClient = new PaymentClient({
+      apiKey: tenantKeys.test,
+      webcode: tenantKeys.webcode,
+      baseUrl: second.getBaseUrl(),
+      maxRetries: 0,
+    });
+    expect(await tenantClient.sessions.list().toArray()).toHaveLength(1);
+
+    // The rules file: the first listing of the main webcode fails, the next one answers.
+    await expect(client.sessions.list().firstPage()).rejects.toBeInstanceOf(ServerError);
+    expect((await client.sessions.list().toArray()).map((item) => item.sessionId)).toContain(paid.sessionId);
+
+    const session = await client.sessions.create(params);
+    const outcome = await payTestSession(session.paymentUrl);
+    const data = await decodeRedirectData(outcome.data ?? '', second.getClientSecret());
+    const event = await until('the AUTHORISATION webhook', () =>
+      hook.events.find(
+        (candidate) => candidate.event_code === 'AUTHORISATION' && candidate.data.paymentReference === data.paymentReference,
+      ),
+    );
+    expect(event.data).toMatchObject({ amount: 2599, currency: 'EUR', paymentStatus: 'AUTHORISED' });
+
+    const baseUrl = second.getBaseUrl();
+    await second.stop();
+    second = undefined;
+    await expect(fetch(`${baseUrl}/openapi.json`)).rejects.toThrow();
+  }, 120_000);
+});
