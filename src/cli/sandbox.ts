@@ -7,11 +7,12 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
 import { hostName, isLoopbackName } from '../sandbox/http/access.js';
-import { createSandbox, type Sandbox, type WebhookAttemptReport } from '../sandbox/index.js';
+import { createSandbox, type Sandbox, type SandboxOptions, type WebhookAttemptReport } from '../sandbox/index.js';
 import { checkStore } from '../sandbox/store.js';
 import { addFaultRules, readFaultsFile } from './faults-file.js';
 import { EXIT, ExitError, httpUrl, type Terminal, UsageError } from './io.js';
 import { prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
+import { describeVariables, withVariables } from './sandbox-env.js';
 
 export function integer(name: string, value: string, min: number, max: number): number {
   const number = Number(value);
@@ -127,12 +128,127 @@ interface SandboxFlags {
   readyFile?: string;
   seed?: string;
   faults?: string;
+  publicUrl?: string;
+  trustedNetwork?: boolean;
+}
+
+/** The flags that may be given more than once (their variables hold lists). */
+const REPEATABLE = new Set(['webhookUrl', 'allowedHost']);
+
+/**
+ * How long a stop may take in all: requests in flight get up to {@link Sandbox.close}'s second; a
+ * webhook attempt still in flight (up to 10 s) is not waited for past this. Its job stays stored and
+ * runs again at the next start; every write already answered is committed.
+ */
+const STOP_DEADLINE_MS = 1_500;
+
+/** `--public-url`: an http(s) origin. */
+function publicUrl(value: string): string {
+  const url = new URL(httpUrl('public-url', value));
+  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password)
+    throw new UsageError(`--public-url must be an origin (scheme, host and port, no path), got ${value}`);
+  return url.origin;
+}
+
+/** The options of {@link createSandbox} the flags give; `exposed` makes unset keys and secrets random. */
+function sandboxOptions(flags: SandboxFlags, exposed: boolean, dashboardToken: string | undefined): SandboxOptions {
+  return {
+    webcode: flags.webcode,
+    keys: {
+      test: flags.testKey ?? (exposed ? secret('sk_test_') : undefined),
+      live: flags.liveKey ?? (exposed ? secret('sk_live_') : undefined),
+    },
+    clientSecrets: {
+      test: flags.testSecret ?? (exposed ? secret('cs_test_') : undefined),
+      live: flags.liveSecret ?? (exposed ? secret('cs_live_') : undefined),
+    },
+    allowedHosts: flags.allowedHost?.map((name) => {
+      if (hostName(name) === undefined) throw new UsageError(`--allowed-host must be a host name, got ${name}`);
+      return name;
+    }),
+    publicUrl: flags.publicUrl === undefined ? undefined : publicUrl(flags.publicUrl),
+    dashboardToken,
+    webhookUrls: (flags.webhookUrl ?? []).map((url) => httpUrl('webhook-url', url)),
+    posDelayMs: flags.posDelayMs === undefined ? undefined : delay(flags.posDelayMs),
+    dataDir: flags.dataDir,
+    maxBodyBytes: flags.maxBodyBytes === undefined ? undefined : integer('max-body-bytes', flags.maxBodyBytes, 1, 2 ** 31),
+    idempotencyTtlMs: flags.idempotencyTtlMs === undefined ? undefined : integer('idempotency-ttl-ms', flags.idempotencyTtlMs, 1, 2 ** 45),
+    seed: flags.seed === undefined ? undefined : integer('seed', flags.seed, 0, 2 ** 32 - 1),
+  };
+}
+
+/**
+ * Stops on SIGINT or SIGTERM (`docker stop`): no new request, those in flight finish, the store
+ * closes, exit 0, with one stderr line saying so; past {@link STOP_DEADLINE_MS} it exits 0 anyway.
+ */
+function stopOnSignals(instance: Sandbox, terminal: Terminal, readyFile: string | undefined): void {
+  const stop = (signal: NodeJS.Signals) => {
+    const started = performance.now();
+    if (readyFile) removeReadyFile(readyFile);
+    const took = () => `${Math.round(performance.now() - started)} ms`;
+    setTimeout(() => {
+      terminal.stderr.write(
+        `Stopped on ${signal} after ${took()}, with webhook attempts still in flight (they run again at the next start).\n`,
+      );
+      process.exit(0);
+    }, STOP_DEADLINE_MS).unref();
+    void instance.close().then(() => {
+      terminal.stderr.write(`Stopped on ${signal} in ${took()}: requests in flight answered, store closed.\n`);
+      process.exit(0);
+    });
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+/** Where it listens, for the banner: the address and port, and what a wildcard means. */
+function listening(flags: SandboxFlags, baseUrl: string, port: number): string {
+  const wildcard = flags.host === '0.0.0.0' || flags.host === '::' || flags.host === '[::]';
+  return wildcard || flags.publicUrl !== undefined
+    ? `${baseUrl} (bound to ${flags.host}, port ${port === 0 ? new URL(baseUrl).port : port})`
+    : baseUrl;
+}
+
+/** The stderr banner: where, the dashboard, the keys and secrets, webhooks, faults, state. */
+function banner(
+  flags: SandboxFlags,
+  instance: Sandbox,
+  text: { where: string; dashboardUrl: string; faultRules: number; exposed: boolean },
+): string {
+  const { baseUrl } = instance;
+  const beyond = !isLoopbackHost(flags.host);
+  return [
+    ...(text.exposed
+      ? [
+          `Warning: listening on ${flags.host}, beyond loopback: other machines can reach this sandbox.`,
+          '  Keys and client secrets are random unless given; the dashboard opens only with the link below (keep it private).',
+        ]
+      : beyond
+        ? [
+            `Listening on ${flags.host} with the documented keys (--trusted-network): publish its port only where you choose (-p 127.0.0.1:PORT:PORT).`,
+          ]
+        : []),
+    `Payment service sandbox listening on ${text.where}`,
+    `  dashboard ${text.dashboardUrl} (control API under ${baseUrl}/_sandbox/)`,
+    `  webcode ${instance.webcode}`,
+    `  Test: key ${instance.keys.test}, client secret ${instance.clientSecrets.test}`,
+    `  Live: key ${instance.keys.live}, client secret ${instance.clientSecrets.live}`,
+    `  webhooks: ${instance.webhookUrls.length > 0 ? instance.webhookUrls.join(', ') : 'none (add --webhook-url)'}`,
+    ...(text.faultRules > 0 ? [`  fault rules: ${text.faultRules} from ${flags.faults} (GET ${baseUrl}/_sandbox/faults)`] : []),
+    flags.dataDir
+      ? `  state kept in ${instance.location}${flags.reset ? ' (reset at start)' : ''}`
+      : '  state in memory (add --data-dir DIR to keep it)',
+    'Press Ctrl+C to stop.',
+    '',
+  ].join('\n');
 }
 
 export function registerSandbox(program: Command, terminal: Terminal): void {
-  program
+  const command = program
     .command('sandbox')
-    .description('run a local emulator of the payment service: Test and Live paths, hosted payment page, webhooks, dashboard')
+    .description(
+      "run a local emulator of the payment service: Test and Live paths, hosted payment page, webhooks, dashboard. Every flag is also a variable PAYMENT_SANDBOX_<FLAG> (a flag given wins; a repeatable flag's variable takes a list separated by commas or spaces; a switch's takes true or false)",
+    )
     .option('--port <n>', 'port to listen on (0 picks a free one)', '4010')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--webcode <code>', 'business identifier bound to the keys (default SANDBOX)')
@@ -152,114 +268,79 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
       'also answer requests whose Host is NAME (repeatable; loopback names and the --host address always are)',
       (value: string, all: string[] = []) => [...all, value],
     )
+    .option(
+      '--public-url <url>',
+      'the origin clients open the sandbox at (a published port, a proxy): every link it gives out starts with it (default: the address each request came to)',
+    )
+    .option(
+      '--trusted-network',
+      'beyond loopback, keep the documented keys, client secrets and an open dashboard: the network is yours (a container whose port you publish on 127.0.0.1)',
+    )
     .option('--check', 'verify every page of --data-dir DIR/sandbox.db and exit (0 and one OK line, 1 if damaged)')
     .option(
       '--ready-file <path>',
       'once listening, write baseUrl, webcode, keys, clientSecrets, dashboardUrl and pid as JSON to PATH (mode 0600); removed on stop',
     )
     .option('--seed <n>', "seed of the sandbox's randomness: tokens, references, delays, fault rules' probability (default 1)")
-    .option('--faults <file>', 'add the fault rules of FILE (a JSON array, the shape of POST /_sandbox/faults) at start')
-    .action(async (own: SandboxFlags, command: Command) => {
-      // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
-      const flags: SandboxFlags = { ...own, webcode: own.webcode ?? command.optsWithGlobals<{ webcode?: string }>().webcode };
-      if (flags.check) return check(flags.dataDir, terminal);
-      for (const name of ['testKey', 'liveKey', 'testSecret', 'liveSecret'] as const)
-        if (flags[name] === '')
-          throw new UsageError(`--${name.replace(/[A-Z]/, (letter) => `-${letter.toLowerCase()}`)} must not be empty`);
-      const port = integer('port', flags.port, 0, 65_535);
-      const seed = flags.seed === undefined ? undefined : integer('seed', flags.seed, 0, 2 ** 32 - 1);
-      const faultRules = flags.faults === undefined ? [] : readFaultsFile(flags.faults);
-      restartWithSmallYoungGeneration(command);
-      const readyFile = flags.readyFile === undefined ? undefined : prepareReadyFile(flags.readyFile);
-      // Beyond loopback the well-known keys and an open dashboard would face the network.
-      const exposed = !isLoopbackHost(flags.host);
-      const dashboardToken = exposed ? secret('') : undefined;
-      const instance: Sandbox = createSandbox({
-        onWebhookAttempt: (report) => {
-          const line = failedAttemptLine(report, instance.clock.now());
-          if (line) terminal.stderr.write(`${line}\n`);
-        },
-        webcode: flags.webcode,
-        keys: {
-          test: flags.testKey ?? (exposed ? secret('sk_test_') : undefined),
-          live: flags.liveKey ?? (exposed ? secret('sk_live_') : undefined),
-        },
-        clientSecrets: {
-          test: flags.testSecret ?? (exposed ? secret('cs_test_') : undefined),
-          live: flags.liveSecret ?? (exposed ? secret('cs_live_') : undefined),
-        },
-        allowedHosts: flags.allowedHost?.map((name) => {
-          if (hostName(name) === undefined) throw new UsageError(`--allowed-host must be a host name, got ${name}`);
-          return name;
-        }),
-        dashboardToken,
-        webhookUrls: (flags.webhookUrl ?? []).map((url) => httpUrl('webhook-url', url)),
-        posDelayMs: flags.posDelayMs === undefined ? undefined : delay(flags.posDelayMs),
-        dataDir: flags.dataDir,
-        maxBodyBytes: flags.maxBodyBytes === undefined ? undefined : integer('max-body-bytes', flags.maxBodyBytes, 1, 2 ** 31),
-        idempotencyTtlMs:
-          flags.idempotencyTtlMs === undefined ? undefined : integer('idempotency-ttl-ms', flags.idempotencyTtlMs, 1, 2 ** 45),
-        seed,
-      });
+    .option('--faults <file>', 'add the fault rules of FILE (a JSON array, the shape of POST /_sandbox/faults) at start');
+  describeVariables(command);
+  command.action(async (own: SandboxFlags, self: Command) => {
+    // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
+    const given: SandboxFlags = { ...own, webcode: own.webcode ?? self.optsWithGlobals<{ webcode?: string }>().webcode };
+    const flags = withVariables(self, given, terminal.env, REPEATABLE);
+    if (flags.check) return check(flags.dataDir, terminal);
+    for (const name of ['testKey', 'liveKey', 'testSecret', 'liveSecret'] as const)
+      if (flags[name] === '') throw new UsageError(`--${name.replace(/[A-Z]/, (letter) => `-${letter.toLowerCase()}`)} must not be empty`);
+    const port = integer('port', flags.port, 0, 65_535);
+    const faultRules = flags.faults === undefined ? [] : readFaultsFile(flags.faults);
+    // Beyond loopback the well-known keys and an open dashboard would face the network, unless it is declared the user's own.
+    const exposed = !isLoopbackHost(flags.host) && flags.trustedNetwork !== true;
+    const dashboardToken = exposed ? secret('') : undefined;
+    const options = sandboxOptions(flags, exposed, dashboardToken);
+    restartWithSmallYoungGeneration(self);
+    const readyFile = flags.readyFile === undefined ? undefined : prepareReadyFile(flags.readyFile);
+    const instance: Sandbox = createSandbox({
+      ...options,
+      onWebhookAttempt: (report) => {
+        const line = failedAttemptLine(report, instance.clock.now());
+        if (line) terminal.stderr.write(`${line}\n`);
+      },
+    });
+    try {
+      addFaultRules(instance.faults, faultRules, flags.faults ?? '');
+    } catch (error) {
+      await instance.close();
+      throw error;
+    }
+    if (flags.reset) {
+      await instance.reset();
+      for (const made of instance.tenants()) await instance.removeTenant(made.webcode);
+    }
+    // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
+    stopOnSignals(instance, terminal, readyFile);
+    const { baseUrl } = await instance.listen({ port, host: flags.host }).catch(async (error: NodeJS.ErrnoException) => {
+      await instance.close();
+      if (error.code === 'EADDRINUSE') throw new ExitError(`port ${port} is in use: pick another with --port`, EXIT.failure);
+      throw error;
+    });
+    const dashboardUrl = `${baseUrl}/${dashboardToken === undefined ? '' : `?token=${dashboardToken}`}`;
+    const announced = { baseUrl, webcode: instance.webcode, keys: instance.keys, clientSecrets: instance.clientSecrets };
+    if (readyFile) {
       try {
-        addFaultRules(instance.faults, faultRules, flags.faults ?? '');
+        writeReadyFile(readyFile, { ...announced, dashboardUrl, pid: process.pid });
       } catch (error) {
         await instance.close();
         throw error;
       }
-      if (flags.reset) {
-        await instance.reset();
-        for (const made of instance.tenants()) await instance.removeTenant(made.webcode);
-      }
-      // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
-      const stop = () => {
-        if (readyFile) removeReadyFile(readyFile);
-        void instance.close().then(() => process.exit(0));
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-      const { baseUrl } = await instance.listen({ port, host: flags.host }).catch(async (error: NodeJS.ErrnoException) => {
-        await instance.close();
-        if (error.code === 'EADDRINUSE') throw new ExitError(`port ${port} is in use: pick another with --port`, EXIT.failure);
-        throw error;
-      });
-      const dashboardUrl = `${baseUrl}/${dashboardToken === undefined ? '' : `?token=${dashboardToken}`}`;
-      const announced = { baseUrl, webcode: instance.webcode, keys: instance.keys, clientSecrets: instance.clientSecrets };
-      if (readyFile) {
-        try {
-          writeReadyFile(readyFile, { ...announced, dashboardUrl, pid: process.pid });
-        } catch (error) {
-          await instance.close();
-          throw error;
-        }
-        // However the process ends from here, the file must not outlive the sandbox it describes.
-        process.once('exit', () => removeReadyFile(readyFile));
-      }
-      terminal.stdout.write(`${JSON.stringify(announced)}\n`);
-      terminal.stderr.write(
-        [
-          ...(exposed
-            ? [
-                `Warning: listening on ${flags.host}, beyond loopback: other machines can reach this sandbox.`,
-                '  Keys and client secrets are random unless given; the dashboard opens only with the link below (keep it private).',
-              ]
-            : []),
-          `Payment service sandbox listening on ${baseUrl}`,
-          `  dashboard ${dashboardUrl} (control API under ${baseUrl}/_sandbox/)`,
-          `  webcode ${instance.webcode}`,
-          `  Test: key ${instance.keys.test}, client secret ${instance.clientSecrets.test}`,
-          `  Live: key ${instance.keys.live}, client secret ${instance.clientSecrets.live}`,
-          `  webhooks: ${instance.webhookUrls.length > 0 ? instance.webhookUrls.join(', ') : 'none (add --webhook-url)'}`,
-          ...(faultRules.length > 0 ? [`  fault rules: ${faultRules.length} from ${flags.faults} (GET ${baseUrl}/_sandbox/faults)`] : []),
-          flags.dataDir
-            ? `  state kept in ${instance.location}${flags.reset ? ' (reset at start)' : ''}`
-            : '  state in memory (add --data-dir DIR to keep it)',
-          'Press Ctrl+C to stop.',
-          '',
-        ].join('\n'),
-      );
-      if (flags.open) openInBrowser(dashboardUrl, terminal);
-      // Runs until a signal stops it.
-      await new Promise<never>(() => {});
-    });
+      // However the process ends from here, the file must not outlive the sandbox it describes.
+      process.once('exit', () => removeReadyFile(readyFile));
+    }
+    terminal.stdout.write(`${JSON.stringify(announced)}\n`);
+    terminal.stderr.write(
+      banner(flags, instance, { where: listening(flags, baseUrl, port), dashboardUrl, faultRules: faultRules.length, exposed }),
+    );
+    if (flags.open) openInBrowser(dashboardUrl, terminal);
+    // Runs until a signal stops it.
+    await new Promise<never>(() => {});
+  });
 }

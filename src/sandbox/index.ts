@@ -13,6 +13,7 @@ import { type SandboxClock, systemClock } from './clock.js';
 import type { ClockState, ControlSession, SandboxControl } from './control/control.js';
 import type { SandboxFaults } from './faults.js';
 import { declaredHosts } from './http/access.js';
+import type { NodeServer } from './http/node.js';
 import { pipeline } from './pipeline.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
 import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './responses.js';
@@ -20,7 +21,7 @@ import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
 import { TenantRegistry } from './tenant-registry.js';
 import { openTenant, type SandboxKey, type Tenant, type TenantOptions, type TenantSettings, Tenants, type TenantView } from './tenants.js';
-import { handleDashboard } from './views/dashboard/index.js';
+import { type DashboardSettings, handleDashboard } from './views/dashboard/index.js';
 import { handlePage, pageSessionToken } from './views/page.js';
 import type { AttemptReport, WebhookRetryOptions } from './webhooks.js';
 
@@ -112,6 +113,15 @@ export interface SandboxOptions {
    */
   allowedHosts?: readonly string[] | undefined;
   /**
+   * The address clients open the sandbox at, when it is not the one it listens on: a container's
+   * published port (`http://localhost:8080`), a proxy, a compose service seen from a browser. Every
+   * address the sandbox gives out (a session's `paymentUrl`, the dashboard's links, the OpenAPI
+   * documents' `servers`) and {@link Sandbox.baseUrl} start with it, and its host is accepted in
+   * `Host`. An `http:` or `https:` origin (a trailing `/` is dropped). Default: none; each request
+   * then gets links on the origin it reached the sandbox by (its `Host`).
+   */
+  publicUrl?: string | undefined;
+  /**
    * When set, the dashboard answers only a browser that opened it with `/?token=<dashboardToken>`
    * (it then keeps an HttpOnly, SameSite=Strict cookie); others get 401. For a sandbox listening
    * beyond loopback (the CLI sets a random one there). Default: none.
@@ -125,9 +135,15 @@ export interface Sandbox {
   handle(request: Request, info?: HandleInfo): Promise<Response>;
   /** msw handlers that route requests for {@link Sandbox.baseUrl} to `handle` (needs `msw` installed). */
   readonly handlers: unknown[];
-  /** Starts a real HTTP server (default `127.0.0.1`, a free port). */
+  /**
+   * Starts a real HTTP server (default `127.0.0.1`, a free port). Resolves with {@link Sandbox.baseUrl}:
+   * the public URL if one is set, else the address listened on (loopback's for `0.0.0.0` or `::`).
+   */
   listen(options?: { port?: number; host?: string }): Promise<{ baseUrl: string }>;
-  /** `http://127.0.0.1:<port>` once listening; before that `http://sandbox.localhost`, for in-process use. */
+  /**
+   * The public URL if set; else `http://127.0.0.1:<port>` once listening (the address listened on;
+   * loopback's for a wildcard one); before that `http://sandbox.localhost`, for in-process use.
+   */
   readonly baseUrl: string;
   readonly webcode: string;
   readonly keys: { test: string; live: string };
@@ -179,6 +195,9 @@ export interface Sandbox {
   /**
    * Stops the server and timers and closes the stores; scheduled work stays stored for the next
    * start. Made tenants close with it: with a `dataDir` they reopen on the next start, in memory they are gone.
+   * The server stops accepting at once; requests in flight finish (up to 1 s, then they are cut);
+   * a POS payment still waiting on its terminal is answered 503 (code 19503) at once, and stays
+   * pending with its terminal's answer stored, to run at the next start on the same data.
    */
   close(): Promise<void>;
 }
@@ -190,7 +209,8 @@ const DAY_MS = 86_400_000;
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
   const settings = tenantSettings(options, idempotencyTtlMs, () => sandbox.baseUrl);
-  const declared = declaredHosts(options.allowedHosts ?? []);
+  const publicUrl = publicOrigin(options.publicUrl);
+  const declared = declaredHosts([...(options.allowedHosts ?? []), ...(publicUrl === undefined ? [] : [new URL(publicUrl).host])]);
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const main = openTenant(settings);
   const { webcode, keys, clientSecrets, store, scheduler, control, clock } = main;
@@ -216,14 +236,15 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     store.close();
     throw error;
   }
-  const dashboard = { tenants, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes };
+  const dashboard: DashboardSettings = { tenants, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes };
   const pageOf = (tenant: Tenant) => ({ ...tenant, maxBodyBytes });
   // A payment page's token names the tenant that made it (see pageTokenPrefix).
   const pageTenant = (url: URL): Tenant => {
     const token = pageSessionToken(url);
     return (token && tenants.byPageToken(token.token)) || main;
   };
-  let server: { close(): Promise<void>; baseUrl: string; hosts: string[] } | undefined;
+  let server: NodeServer | undefined;
+  let closing: Promise<void> | undefined;
   let boundHosts = new Set<string>();
 
   const traceId = () =>
@@ -244,11 +265,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     runDue: () => {
       for (const tenant of tenants.all()) tenant.scheduler.runDue();
     },
-    origin: (url) => server?.baseUrl ?? url.origin,
+    origin: (url) => publicUrl ?? url.origin,
     maxBodyBytes,
     idempotencyTtlMs,
     pages: [
-      ({ request, url }) => handleDashboard(request, url, dashboard),
+      ({ request, url }) => handleDashboard(request, url, { ...dashboard, origin: publicUrl ?? url.origin }),
       ({ request, url }) => handlePage(request, url, pageOf(pageTenant(url))),
     ],
   });
@@ -259,7 +280,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return mswHandlers(() => sandbox.baseUrl, sandbox.handle);
     },
     async listen(listenOptions = {}) {
-      if (server) return { baseUrl: server.baseUrl };
+      if (server) return { baseUrl: sandbox.baseUrl };
       const { serveNode } = await import('./http/node.js');
       server = await serveNode(sandbox.handle, {
         port: listenOptions.port ?? 0,
@@ -268,10 +289,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         failure: (status, message) => failureBody(new ServiceFailure(status, codeOfStatus(status), message), traceId()),
       });
       boundHosts = new Set(server.hosts);
-      return { baseUrl: server.baseUrl };
+      return { baseUrl: sandbox.baseUrl };
     },
     get baseUrl() {
-      return server?.baseUrl ?? IN_PROCESS_BASE_URL;
+      return publicUrl ?? server?.baseUrl ?? IN_PROCESS_BASE_URL;
     },
     webcode,
     keys,
@@ -298,14 +319,24 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     createTenant: (tenantOptions) => tenants.create(tenantOptions),
     tenants: () => tenants.list(),
     removeTenant: (webcode) => tenants.remove(webcode),
-    async close() {
-      if (scheduler.closed) return;
-      scheduler.close();
-      await server?.close();
-      server = undefined;
-      await tenants.closeMade();
-      await scheduler.settled();
-      store.close();
+    close() {
+      closing ??= (async () => {
+        // Stop accepting first; the requests in flight may still need the scheduler and the store.
+        const drained = server?.close();
+        const stopping = new ServiceFailure(
+          503,
+          SANDBOX_CODES.stopping,
+          'The sandbox stopped while the terminal processed this payment: it completes at the next start; retry with the same Idempotency-Key',
+        );
+        for (const tenant of tenants.all()) tenant.api.posPayments.releaseWaiting(stopping);
+        await drained;
+        server = undefined;
+        scheduler.close();
+        await tenants.closeMade();
+        await scheduler.settled();
+        store.close();
+      })();
+      return closing;
     },
   };
   return sandbox;
@@ -337,6 +368,22 @@ function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origi
       ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error)),
     origin,
   };
+}
+
+/** `publicUrl` as an origin (`http(s)://host[:port]`), or a TypeError naming what is wrong with it. */
+function publicOrigin(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError(`publicUrl must be an http or https URL, got ${JSON.stringify(url)}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new TypeError(`publicUrl must be http or https, got ${parsed.protocol}`);
+  if (parsed.pathname !== '/' || parsed.search || parsed.hash || parsed.username || parsed.password)
+    throw new TypeError(`publicUrl must be an origin (scheme, host, port), with no path, query or user: got ${url}`);
+  return parsed.origin;
 }
 
 /** The code of a failure answered before the request reached the sandbox (Node's parser, the body limit). */

@@ -34,18 +34,12 @@ export async function openApiText(path: string, origin: string, documentOf: Docu
   return text;
 }
 
-/** The origin a client reached the sandbox at: its `Host` (found to name this sandbox), or `fallback` for an in-process request. */
-export function requestOrigin(request: Request, url: URL, fallback: string): string {
-  const host = request.headers.get('host');
-  return host ? `${url.protocol}//${host}` : fallback;
-}
-
-/** The answer to a request for the document at `path`: GET and HEAD only. */
+/** The answer to a request for the document at `path`, whose `servers` entry is `origin`: GET and HEAD only. */
 export async function openApiAnswer(request: Request, url: URL, origin: string, documentOf: DocumentOf): Promise<Response> {
   const { method } = request;
   if (method !== 'GET' && method !== 'HEAD') {
     throw new ServiceFailure(405, SANDBOX_CODES.methodNotAllowed, `Method ${method} not allowed on ${url.pathname}`);
   }
-  const text = await openApiText(url.pathname, requestOrigin(request, url, origin), documentOf);
+  const text = await openApiText(url.pathname, origin, documentOf);
   return jsonResponse(200, method === 'HEAD' ? '' : text, { 'access-control-allow-origin': '*', 'cache-control': 'no-cache' });
 }

@@ -33,7 +33,7 @@ export interface PipelineParts {
   failures: FailureAnswers;
   /** Runs the work due by now, of every tenant. */
   runDue: () => void;
-  /** The sandbox's own origin for the links an answer carries, given the request's URL. */
+  /** The origin of the links an answer carries, given the request's URL (built from its `Host`): the public URL, or that URL's origin. */
   origin: (url: URL) => string;
   maxBodyBytes: number;
   idempotencyTtlMs: number;
@@ -54,7 +54,7 @@ export function pipeline(parts: PipelineParts): Next<Incoming> {
     .use(tenantRoutes(parts.tenants, parts.maxBodyBytes))
     .use(controlEndpoint())
     .use(tenant(parts.tenants))
-    .end(runControl(parts.maxBodyBytes));
+    .end(runControl(parts.maxBodyBytes, parts.origin));
 
   return chain<Incoming>()
     .use(respond(parts.failures))

@@ -33,6 +33,8 @@ export const SANDBOX_CODES = {
   headersTooLarge: 19431,
   /** 500: a fault of the sandbox itself. */
   internal: 19500,
+  /** 503: the sandbox is stopping (a request that came in, or a POS payment still at its terminal, as it stopped). */
+  stopping: 19503,
   /** 429, 500, 502, 503, 504: an error injected by a fault rule (`X-Sandbox-Fault` names it). */
   injectedFault: 19600,
 } as const;

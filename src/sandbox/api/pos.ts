@@ -144,6 +144,19 @@ export class PosPayments {
     this.#context.webhooks.emit(record.environment, posAuthorisation(record));
   }
 
+  /**
+   * The sandbox is stopping: each request still waiting for its terminal is answered `failure` now
+   * rather than holding the stop up. Its payment stays `pending`, stored with its terminal's answer
+   * (a scheduled job), which runs at the next start on the same data and completes the stored
+   * idempotent response: the client's retry with the same `Idempotency-Key` then gets the result.
+   */
+  releaseWaiting(failure: ServiceFailure): number {
+    const waiting = [...this.#waiters.values()];
+    this.#waiters.clear();
+    for (const waiter of waiting) waiter.reject(failure);
+    return waiting.length;
+  }
+
   /** A `timeout` payment that the terminal completed later (the job): it succeeds and its webhook goes out. */
   completeLate(posPaymentId: string): void {
     const record = this.#context.store.posPayments.get(posPaymentId);

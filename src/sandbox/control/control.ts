@@ -118,6 +118,21 @@ export class SandboxControl {
     this.#origin = options.origin;
   }
 
+  /**
+   * The same controls, giving out links on `origin` (the one a request reached the sandbox by)
+   * instead of the sandbox's base URL. They share every store and timer with this one.
+   */
+  forOrigin(origin: string): SandboxControl {
+    return new SandboxControl({
+      store: this.#store,
+      api: this.#api,
+      webhooks: this.#webhooks,
+      scheduler: this.#scheduler,
+      clock: this.#clock,
+      origin: () => origin,
+    });
+  }
+
   // Reads
 
   /** A session with its payment page link. */

@@ -144,7 +144,11 @@ export function controlEndpoint(): Step<Located, ControlRequest> {
 }
 
 /** Runs the route on the caller's tenant's controls: a POST's body is empty or a JSON object, within the size limit. */
-export function runControl(maxBodyBytes: number): Next<ControlRequest & { tenant: { control: SandboxControl; faults: FaultRules } }> {
+/** `origin` gives the origin of the links an answer carries (a session's `paymentUrl`), from the request's URL. */
+export function runControl(
+  maxBodyBytes: number,
+  origin: (url: URL) => string,
+): Next<ControlRequest & { tenant: { control: SandboxControl; faults: FaultRules } }> {
   return async (context) => {
     const { request, route, path, tenant } = context;
     const params = (route.pattern.exec(path) ?? []).slice(1).map((param) => {
@@ -157,7 +161,13 @@ export function runControl(maxBodyBytes: number): Next<ControlRequest & { tenant
     const text = request.method === 'POST' ? await readOptionalJsonText(request, maxBodyBytes) : '';
     const body = text.trim() === '' ? {} : jsonObject(text);
     const environment = context.environment ?? 'test';
-    const data = await route.run(tenant.control, { environment, params, query: context.url.searchParams, body, faults: tenant.faults });
+    const data = await route.run(tenant.control.forOrigin(origin(context.url)), {
+      environment,
+      params,
+      query: context.url.searchParams,
+      body,
+      faults: tenant.faults,
+    });
     return jsonResponse(200, successBody(data));
   };
 }

@@ -4,6 +4,7 @@ import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { DECLARED_LENGTH } from '../faults.js';
 import { hostName } from './access.js';
+import { Connections } from './drain.js';
 
 type Handler = (request: Request, info?: { remoteAddress?: string | undefined }) => Promise<Response>;
 
@@ -13,8 +14,21 @@ export interface ServeOptions {
   host: string;
   /** Bodies are read up to one byte past this, enough for the handler to refuse them (413). */
   maxBodyBytes: number;
-  /** The failure envelope for a request Node's parser refused (too-long head, malformed). */
+  /** The failure envelope for a request Node's parser refused (too-long head, malformed), or one that came in as the server stopped (503). */
   failure: (status: number, message: string) => string;
+}
+
+/** A server {@link serveNode} started. */
+export interface NodeServer {
+  /** `http://ADDRESS:PORT`; for a wildcard address (`0.0.0.0`, `::`), loopback's (`127.0.0.1`, `[::1]`), one a client can open. */
+  baseUrl: string;
+  /** The names a `Host` may give for the address listened on. */
+  hosts: string[];
+  /**
+   * Stops accepting, lets the requests in flight finish for up to `graceMs` (default 1000), cuts the
+   * rest; resolves with the number of requests cut once every connection is closed.
+   */
+  close(graceMs?: number): Promise<number>;
 }
 
 const REASONS: Record<number, string> = {
@@ -22,6 +36,7 @@ const REASONS: Record<number, string> = {
   413: 'Content Too Large',
   431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /**
@@ -72,6 +87,17 @@ function ownHosts(host: string): string[] {
     .filter((name) => name !== undefined);
 }
 
+/**
+ * The origin a request reached the server by: `http://` and its `Host` when that is a host name
+ * (the host check, the first step, refuses one that does not name the sandbox), else `fallback`.
+ * The links an answer carries are made from it, so they open where the client reached the sandbox
+ * (`localhost:8080` through a published port, `sandbox:4010` on a compose network), never at `0.0.0.0`.
+ */
+function requestBase(message: IncomingMessage, fallback: string): string {
+  const host = message.headers.host;
+  return host !== undefined && hostName(host) !== undefined ? `http://${host}` : fallback;
+}
+
 /** Reads a Node request into a fetch `Request`; `complete` is false when the body was cut at the limit. */
 async function toRequest(
   message: IncomingMessage,
@@ -106,10 +132,27 @@ async function toRequest(
     });
     init.body = Buffer.concat(chunks);
   }
-  return { request: new Request(new URL(message.url ?? '/', origin), init), complete };
+  return { request: new Request(new URL(message.url ?? '/', requestBase(message, origin)), init), complete };
 }
 
-async function send(response: Response, target: ServerResponse): Promise<void> {
+/** An answer with the envelope that closes its connection: for requests the handler never sees. */
+function refuse(response: ServerResponse, status: number, body: string): void {
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  response.end(body);
+}
+
+/** The address of `baseUrl`: loopback for a wildcard (a client cannot open `0.0.0.0`), IPv6 in brackets. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0') return '127.0.0.1';
+  if (host === '::' || host === '[::]') return '[::1]';
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+}
+
+async function send(response: Response, target: ServerResponse, connections: Connections): Promise<void> {
   // A reset injected by a fault rule: the connection closes with no answer.
   if (response.type === 'error') return void target.destroy();
   target.statusCode = response.status;
@@ -126,7 +169,8 @@ async function send(response: Response, target: ServerResponse): Promise<void> {
     target.write(body, () => target.destroy());
     return;
   }
-  // An event stream is written as it comes, until the client leaves.
+  // An event stream is written as it comes, until the client leaves (or the server stops).
+  connections.stream(target);
   target.flushHeaders();
   const reader = response.body.getReader();
   target.once('close', () => void reader.cancel().catch(() => undefined));
@@ -139,24 +183,16 @@ async function send(response: Response, target: ServerResponse): Promise<void> {
 }
 
 /** Serves a fetch-standard handler with `node:http` on `host:port`. */
-export async function serveNode(
-  handle: Handler,
-  options: ServeOptions,
-): Promise<{ baseUrl: string; hosts: string[]; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
+export async function serveNode(handle: Handler, options: ServeOptions): Promise<NodeServer> {
+  const connections = new Connections();
   const tooLarge = () => options.failure(413, `Request body larger than ${options.maxBodyBytes} bytes`);
   // Node's own check of a missing Host answers a bare 400: the sandbox answers it with the envelope.
   const server = createServer({ requireHostHeader: false }, (message, response) => {
-    if (message.httpVersion === '1.1' && message.headers.host === undefined) {
-      const body = options.failure(400, 'Host header is required (HTTP/1.1)');
-      response.writeHead(400, {
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(body),
-        connection: 'close',
-      });
-      response.end(body);
-      return;
-    }
+    if (message.httpVersion === '1.1' && message.headers.host === undefined)
+      return refuse(response, 400, options.failure(400, 'Host header is required (HTTP/1.1)'));
+    // A request on a kept-alive connection after the stop began: nothing of it runs.
+    if (connections.closing) return refuse(response, 503, options.failure(503, 'The sandbox is stopping'));
+    connections.track(message, response);
     // A body declared over the limit is refused at once: the answer does not wait for the body.
     if (Number(message.headers['content-length'] ?? 0) > options.maxBodyBytes) return refuseBody(message, tooLarge());
     // Aborted when the client goes away: a long answer (an event stream) stops with it.
@@ -170,7 +206,7 @@ export async function serveNode(
       .then(
         ({ request, complete }) =>
           complete
-            ? handle(request, { remoteAddress: message.socket.remoteAddress }).then((answer) => send(answer, response))
+            ? handle(request, { remoteAddress: message.socket.remoteAddress }).then((answer) => send(answer, response, connections))
             : refuseBody(message, tooLarge()),
         // A method or target fetch's Request refuses (TRACE, a malformed authority): the client's fault.
         () => {
@@ -194,24 +230,13 @@ export async function serveNode(
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
     socket.end(rawAnswer(status, options.failure(status, status === 431 ? 'Request URL or headers too large' : 'Malformed HTTP request')));
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
+  server.on('connection', (socket) => connections.add(socket));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, resolve);
   });
   const address = server.address();
   const boundPort = typeof address === 'object' && address ? address.port : options.port;
-  const baseUrl = `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${boundPort}`;
-  return {
-    baseUrl,
-    hosts: ownHosts(options.host),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  const baseUrl = `http://${urlHost(options.host)}:${boundPort}`;
+  return { baseUrl, hosts: ownHosts(options.host), close: (graceMs = 1_000) => connections.drain(server, graceMs) };
 }

@@ -9,7 +9,7 @@
  */
 import type { Environment } from '../../../core/options.js';
 import { dashboardGate } from '../../http/access.js';
-import { OPENAPI_PATH, openApiText, requestOrigin, serviceDocument } from '../../openapi.js';
+import { OPENAPI_PATH, openApiText, serviceDocument } from '../../openapi.js';
 import { ServiceFailure } from '../../responses.js';
 import { act } from './actions.js';
 import { API_REFERENCE_PATH, apiReferencePage } from './api-reference.js';
@@ -76,8 +76,7 @@ export async function handleDashboard(request: Request, url: URL, settings: Dash
   if (path === '/reference') return show(referencePage());
   if (path === '/faults') return show(faultsPage(context));
   if (path === API_REFERENCE_PATH) {
-    const origin = requestOrigin(request, url, url.origin);
-    return show(apiReferencePage(JSON.parse(await openApiText(OPENAPI_PATH, origin, serviceDocument))));
+    return show(apiReferencePage(JSON.parse(await openApiText(OPENAPI_PATH, settings.origin ?? url.origin, serviceDocument))));
   }
   const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
   const environment = environmentName as Environment;

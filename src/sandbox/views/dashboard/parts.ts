@@ -14,6 +14,8 @@ export interface DashboardSettings {
   /** When set, every dashboard request needs it (`?token=` once, then the cookie). */
   accessToken?: string | undefined;
   maxBodyBytes: number;
+  /** The origin of the links this request's pages give out (the payment page's): where the client reached the sandbox, or its public URL. */
+  origin?: string | undefined;
 }
 
 /** One request's dashboard: the tenant it shows and acts on, and that tenant's controls and fault rules. */
@@ -38,7 +40,7 @@ export function tenantContext(settings: DashboardSettings, webcode: string | nul
   if (!tenant) return undefined;
   return {
     ...settings,
-    control: tenant.control,
+    control: settings.origin === undefined ? tenant.control : tenant.control.forOrigin(settings.origin),
     faults: tenant.faults,
     webcode: tenant.webcode,
     tenant: tenant === main ? undefined : tenant.webcode,
