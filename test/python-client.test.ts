@@ -9,8 +9,6 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain .mjs script without declarations
-import { codeBlocks } from '../scripts/check-docs-code.mjs';
 import { PaymentClient } from '../src/index.js';
 import { PaymentSandboxContainer } from '../src/testcontainers/index.js';
 import { buildOnce, killAll, ROOT, type Running, startCli, stop } from './sandbox/cli-process.js';
@@ -71,7 +69,7 @@ function expectFlow(stdout: string, webhookPort: number): void {
     /^listed 2 sessions in 2 pages: completed, cancelled$/,
   ];
   expect(lines).toHaveLength(expected.length);
-  expected.forEach((pattern, index) => expect(lines[index]).toMatch(pattern));
+  for (const [index, pattern] of expected.entries()) expect(lines[index]).toMatch(pattern);
   // The references printed are the ones the webhooks and the token carried.
   const payment = /urlOk data verified: (\S+)/.exec(stdout)?.[1];
   expect(stdout).toContain(`webhook AUTHORISATION ${payment} `);

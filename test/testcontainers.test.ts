@@ -5,11 +5,14 @@
  * rules taking effect, a data volume kept by a second container, webhooks to a receiver on the host
  * through host networking, and the stop.
  */
+import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, decodeRedirectData, PaymentClient, ServerError } from '../src/index.js';
 import { createSandbox } from '../src/sandbox/index.js';
@@ -247,5 +250,32 @@ describe.skipIf(image === undefined)('against the image', () => {
     await second.stop();
     second = undefined;
     await expect(fetch(`${baseUrl}/openapi.json`)).rejects.toThrow();
+  }, 120_000);
+
+  it('works from the built package, ESM and CJS', async () => {
+    // Users load dist/, not the sources vitest maps the package names to.
+    const root = fileURLToPath(new URL('..', import.meta.url));
+    const script = `
+import { createRequire } from 'node:module';
+const require = createRequire(${JSON.stringify(`${root}/`)});
+const builds = [
+  [await import('./dist/testcontainers.mjs'), await import('./dist/index.mjs')],
+  [require('./dist/testcontainers.cjs'), require('./dist/index.cjs')],
+];
+const seen = [];
+for (const [{ PaymentSandboxContainer }, { PaymentClient }] of builds) {
+  const sandbox = await new PaymentSandboxContainer(${JSON.stringify(image)}).withPosDelayMs(0).start();
+  try {
+    const client = new PaymentClient({ ...sandbox.getClientOptions(), maxRetries: 0 });
+    const { paymentUrl } = await client.sessions.create(${JSON.stringify(params)});
+    seen.push(paymentUrl.startsWith(sandbox.getBaseUrl() + '/pay-external-test/'));
+  } finally {
+    await sandbox.stop();
+  }
+}
+console.log(JSON.stringify(seen));
+`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root, timeout: 90_000 });
+    expect(JSON.parse(stdout)).toEqual([true, true]);
   }, 120_000);
 });
