@@ -10,6 +10,7 @@
 // and runs `docker build`, or `podman build` where no Docker engine answers (PAYMENT_SDK_IMAGE_ENGINE
 // picks one). BASE (an environment variable) is passed on as the Dockerfile's BASE build argument.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,6 +93,19 @@ function stage() {
   return context;
 }
 
+/**
+ * The digest of dist's CommonJS files (names and contents, in name order), put on the image as the
+ * label `payment-service-sdk.dist-digest`: the container tests rebuild an image made from another dist.
+ */
+function distDigest(files) {
+  const hash = createHash('sha256');
+  for (const file of [...files].sort()) {
+    hash.update(file);
+    hash.update(readFileSync(join(root, 'dist', file)));
+  }
+  return hash.digest('hex');
+}
+
 function revision() {
   try {
     return execFileSync('git', ['rev-parse', 'HEAD'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
@@ -107,6 +121,7 @@ function main() {
   if (!args.includes('--no-build')) run(process.execPath, [join(root, 'scripts', 'build-quiet.mjs')]);
   const tool = engine();
   const context = stage();
+  const digest = distDigest(readdirSync(join(root, 'dist')).filter((file) => file.endsWith('.cjs')));
   try {
     const source = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
     const buildArgs = [`VERSION=${pkg.version}`, `SOURCE=${source}`, `LICENSE=${pkg.license}`, `REVISION=${revision()}`];
@@ -116,6 +131,8 @@ function main() {
       // podman's default OCI format has no HEALTHCHECK.
       ...(tool === 'podman' ? ['--format', 'docker'] : []),
       ...buildArgs.flatMap((arg) => ['--build-arg', arg]),
+      '--label',
+      `payment-service-sdk.dist-digest=${digest}`,
       '-t',
       `${IMAGE}:${pkg.version}`,
       '-t',
