@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PaymentClient } from '../src/index.js';
 import { PaymentSandboxContainer } from '../src/testcontainers/index.js';
 import { buildOnce, killAll, ROOT, type Running, startCli, stop } from './sandbox/cli-process.js';
-import { sandboxImage } from './support/sandbox-image.js';
+import { dockerApi } from './support/sandbox-image.js';
 
 const SCRIPT = join(ROOT, 'examples/python/sandbox_client.py');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -130,7 +130,9 @@ describe('against the CLI sandbox', () => {
   }, 60_000);
 });
 
-const image = await sandboxImage();
+const api = await dockerApi();
+const image = api?.image;
+afterAll(() => api?.stop());
 
 describe.skipIf(image === undefined)('against the container on the host network', () => {
   it('runs the same flow with the README command (--network host, --host 127.0.0.1, --webhook-url to the script)', async () => {

@@ -21,7 +21,7 @@ import { dataVolumeSource, sandboxFlags } from '../src/testcontainers/settings.j
 import { credentialsOf } from '../src/testcontainers/startup.js';
 import { payTestSession } from '../src/testing/index.js';
 import { VERSION } from '../src/version.js';
-import { sandboxImage } from './support/sandbox-image.js';
+import { dockerApi } from './support/sandbox-image.js';
 
 const FAULT = { route: 'POST /payment/session', times: 1, effect: { type: 'error', status: 503, when: 'before' } } as const;
 const params = {
@@ -129,7 +129,9 @@ async function until<T>(what: string, probe: () => T | undefined): Promise<T> {
   throw new Error(`timed out waiting for ${what}`);
 }
 
-const image = await sandboxImage();
+const api = await dockerApi();
+const image = api?.image;
+afterAll(() => api?.stop());
 
 describe.skipIf(image === undefined)('against the image', () => {
   let dataDir: string;
