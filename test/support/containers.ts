@@ -11,7 +11,8 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -99,15 +100,40 @@ export async function ensureImage(): Promise<string> {
   if (!existsSync(join(ROOT, 'dist/cli.cjs')))
     execFileSync(process.execPath, [join(ROOT, 'scripts/build-quiet.mjs')], { cwd: ROOT, stdio: 'inherit', timeout: 300_000 });
   if ((await imageDigest()) === distDigest()) return IMAGE;
-  execFileSync(PODMAN_SH, ['image', '--no-build'], {
-    cwd: ROOT,
-    env: podmanEnv(),
-    stdio: ['ignore', 'ignore', 'inherit'],
-    timeout: 300_000,
+  // Test files run in parallel workers: one builds, the others wait for it and find the image made.
+  await withLock(async () => {
+    if ((await imageDigest()) === distDigest()) return;
+    execFileSync(PODMAN_SH, ['image', '--no-build'], {
+      cwd: ROOT,
+      env: podmanEnv(),
+      stdio: ['ignore', 'ignore', 'inherit'],
+      timeout: 300_000,
+    });
   });
   const digest = await imageDigest();
   if (digest !== distDigest()) throw new Error(`${IMAGE} was built but its ${DIST_LABEL} label (${digest}) is not dist's`);
   return IMAGE;
+}
+
+/** Runs `work` holding a lock folder under the temp folder (waiting up to 5 min; a lock older than that is stale). */
+async function withLock(work: () => Promise<void>): Promise<void> {
+  const lock = join(tmpdir(), 'payment-sdk-image.lock');
+  for (let attempt = 0; ; attempt++) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now());
+      if (age > 300_000) rmSync(lock, { recursive: true, force: true });
+      else if (attempt > 3_000) throw new Error(`${lock} was held for 5 minutes: remove it if no image build runs`);
+      else await new Promise((done) => setTimeout(done, 100));
+    }
+  }
+  try {
+    await work();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 export interface Container {
