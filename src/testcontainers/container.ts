@@ -3,7 +3,7 @@
  * with builder methods for the sandbox's main settings.
  */
 import { GenericContainer } from 'testcontainers';
-import type { FaultRule } from '../sandbox/faults.js';
+import type { FaultRule } from '../sandbox/fault-rule.js';
 import { VERSION } from '../version.js';
 import {
   checkFaultRules,

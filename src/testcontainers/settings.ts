@@ -5,7 +5,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigurationError } from '../core/errors.js';
-import type { FaultRule } from '../sandbox/faults.js';
+import type { FaultRule } from '../sandbox/fault-rule.js';
 
 /** The sandbox's port inside the container, as the image declares it (`EXPOSE 4010`). */
 export const SANDBOX_PORT = 4010;
