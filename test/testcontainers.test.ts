@@ -18,7 +18,7 @@ import { ConfigurationError, decodeRedirectData, PaymentClient, ServerError } fr
 import { createSandbox } from '../src/sandbox/index.js';
 import { PAYMENT_SANDBOX_IMAGE, PaymentSandboxContainer, type StartedPaymentSandboxContainer } from '../src/testcontainers/index.js';
 import { dataVolumeSource, sandboxFlags } from '../src/testcontainers/settings.js';
-import { credentialsOf } from '../src/testcontainers/startup.js';
+import { credentialsOf, withoutSecrets } from '../src/testcontainers/startup.js';
 import { payTestSession } from '../src/testing/index.js';
 import { VERSION } from '../src/version.js';
 import { dockerApi } from './support/sandbox-image.js';
@@ -102,6 +102,20 @@ describe('the builder', () => {
     });
     expect(credentialsOf('Payment service sandbox listening on http://0.0.0.0:4010')).toBeUndefined();
     expect(credentialsOf('{"webcode":"SHOP1"}')).toBeUndefined();
+  });
+
+  it('leaves keys, client secrets and dashboard tokens out of the output it quotes', () => {
+    const output = [
+      '{"baseUrl":"http://0.0.0.0:4010","webcode":"SANDBOX","keys":{"test":"sk_test_SENTINEL","live":"sk_live_SENTINEL"},"clientSecrets":{"test":"cs_test_SENTINEL","live":"cs_live_SENTINEL"}}',
+      'Payment service sandbox listening on http://0.0.0.0:4010',
+      '  dashboard http://0.0.0.0:4010/?token=SENTINEL (control API under http://0.0.0.0:4010/_sandbox/)',
+      '  Test: key sk_test_SENTINEL, client secret cs_test_SENTINEL',
+      '  Live: key sk_live_SENTINEL, client secret cs_live_SENTINEL',
+      'Error: --faults /payment-sandbox/faults.json: rule 1: Fault rule refused',
+    ].join('\n');
+    expect(withoutSecrets(output)).toBe(
+      'Payment service sandbox listening on http://0.0.0.0:4010\nError: --faults /payment-sandbox/faults.json: rule 1: Fault rule refused',
+    );
   });
 });
 
@@ -201,6 +215,22 @@ describe.skipIf(image === undefined)('against the image', () => {
     const listed = (await tenant.client.sessions.list().toArray()).map((item) => item.sessionId);
     expect(listed).toEqual([made.sessionId]);
     tenantKeys = { webcode: tenant.webcode, test: tenant.keys.test };
+
+    // A restart of the same container (killed, as testcontainers restarts) keeps the data volume's records.
+    await first!.restart();
+    const again = new PaymentClient({ apiKey: tenant.keys.test, webcode: tenant.webcode, baseUrl: first!.getBaseUrl(), maxRetries: 0 });
+    expect((await again.sessions.list().toArray()).map((item) => item.sessionId)).toEqual([made.sessionId]);
+  }, 60_000);
+
+  it('fails to start, quoting the sandbox, when a fault rule is refused', async () => {
+    const refused = await new PaymentSandboxContainer(image)
+      .withFaultRules([{ route: 'GET /nowhere', effect: { type: 'drop' } }] as never)
+      .withStartupTimeout(30_000)
+      .start()
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toMatch(/^The sandbox container exited \(code 2\) before answering; its last lines:\n/);
+    expect((refused as Error).message).toContain('--faults /payment-sandbox/faults.json: rule 1');
   }, 60_000);
 
   it('stops, and a second container on the same volume has the records and tenants; host networking brings webhooks to the host', async () => {

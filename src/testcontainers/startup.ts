@@ -34,6 +34,17 @@ export function credentialsOf(line: string): SandboxCredentials | undefined {
 }
 
 /**
+ * A container's output without what holds secrets: the startup line, the banner's key and
+ * client-secret lines and a dashboard link with its token. For error messages.
+ */
+export function withoutSecrets(output: string): string {
+  return output
+    .split('\n')
+    .filter((line) => line.trim() !== '' && credentialsOf(line.trim()) === undefined && !/client secret|[?&]token=/i.test(line))
+    .join('\n');
+}
+
+/**
  * Reads a container's log stream (followed) until the startup line, then closes it. Rejects after
  * `timeoutMs`, or when the stream ends first, without quoting the log: it holds the secrets.
  */

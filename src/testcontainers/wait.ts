@@ -5,7 +5,7 @@
  * fails at once, with the last lines it printed.
  */
 import { getContainerRuntimeClient, type WaitStrategy } from 'testcontainers';
-import { credentialsOf } from './startup.js';
+import { withoutSecrets } from './startup.js';
 
 type WaitArguments = Parameters<WaitStrategy['waitUntilReady']>;
 
@@ -18,7 +18,7 @@ export type SandboxAddress = (host: string, boundPorts: WaitArguments[1]) => str
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** The last lines a container printed, the startup line (keys and client secrets) left out. */
+/** The last lines a container printed, those with keys, client secrets or tokens left out. */
 async function lastLines(container: WaitArguments[0]): Promise<string> {
   const client = await getContainerRuntimeClient();
   const stream = await client.container.logs(container, { tail: TAIL_LINES });
@@ -32,10 +32,7 @@ async function lastLines(container: WaitArguments[0]): Promise<string> {
   // A stopped container's log stream ends by itself; the timer only bounds a runtime that hangs.
   await Promise.race([ended, sleep(2_000)]);
   stream.destroy();
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '' && credentialsOf(line.trim()) === undefined)
-    .join('\n');
+  return withoutSecrets(text);
 }
 
 /** Waits until `GET <address>/openapi.json` answers 200. */
