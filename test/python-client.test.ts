@@ -128,6 +128,17 @@ describe('against the CLI sandbox', () => {
     expect(result.stderr.trim()).toBe('FAILED: bad signature: not made with this client secret');
     expect(result.stdout).not.toContain('urlOk data verified');
   }, 60_000);
+
+  it("exits 1 with the service's failure envelope when the key is refused", async () => {
+    const result = await runScript({
+      SANDBOX_URL: sandbox.info.baseUrl,
+      WEBHOOK_PORT: String(await freePort()),
+      SANDBOX_API_KEY: 'sk_test_wrong',
+    });
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toMatch(/^FAILED: POST \/payment\/session: 403 11008 \S/);
+    expect(result.stderr).not.toContain('sk_test_wrong');
+  }, 60_000);
 });
 
 const api = await dockerApi();

@@ -56,7 +56,10 @@ def call(method, path, body=None, query=None):
         with urllib.request.urlopen(request, timeout=30) as response:
             envelope = json.load(response)
     except urllib.error.HTTPError as error:  # the failure envelope: { success: false, error: {...} }
-        failure = json.load(error).get("error", {})
+        try:
+            failure = json.load(error).get("error", {})
+        except ValueError:  # not the service's answer (a proxy's page, say)
+            failure = {}
         raise Failed(f"{method} {path}: {error.code} {failure.get('code')} {failure.get('message')}") from None
     check(envelope.get("success") is True, f"{method} {path}: no success envelope")
     return envelope["data"]
