@@ -37,4 +37,6 @@ WORKDIR /data
 EXPOSE 4010
 VOLUME /data
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 CMD ["node", "/app/healthcheck.cjs"]
-ENTRYPOINT ["node", "/app/dist/cli.cjs", "sandbox"]
+# The sandbox's small young generation given at once (src/cli/sandbox.ts would otherwise restart
+# node with it): one node start, not two, before the first answer.
+ENTRYPOINT ["node", "--max-semi-space-size=2", "/app/dist/cli.cjs", "sandbox"]

@@ -13,6 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import ky from 'ky';
 import { decodeRedirectData, PaymentClient, parseWebhook } from '../dist/index.mjs';
+import { containerSection, printContainer } from './container.mjs';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12);
 const CALLS_PER_BLOCK = Number(process.env.BENCH_CALLS ?? 200);
@@ -52,11 +53,11 @@ const EXPORT_TARGETS = { rowsPerSecond: 5_000, rssRangeMB: 50 };
 const WEBHOOK_STORE_OPS = Number(process.env.BENCH_WEBHOOK_STORE_OPS ?? 2_000);
 const WEBHOOK_STORE_TARGETS_MS = { memory: 0.05, sqlite: 1, postgres: 2, redis: 2 };
 /**
- * `BENCH_ONLY=export`, `BENCH_ONLY=store` or `BENCH_ONLY=webhook-stores`: that section alone (none
+ * `BENCH_ONLY=export`, `store`, `webhook-stores` or `container`: that section alone (none
  * needs the peer SDKs of bench/node_modules).
  */
 const ONLY = process.env.BENCH_ONLY;
-const SECTIONS = ['export', 'store', 'webhook-stores'];
+const SECTIONS = ['export', 'store', 'webhook-stores', 'container'];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
@@ -229,8 +230,18 @@ if (ONLY === 'store') {
 if (ONLY === 'webhook-stores') {
   server.kill();
   results.webhookStores = await webhookStoreSection();
+  // The sandbox's container image: start to first answer, stop, size (bench/container.mjs).
+  results.container = await containerSection();
   printWebhookStores(results.webhookStores);
+  printContainer(results.container, table);
   console.log('\nBENCH_ONLY=webhook-stores: bench/results.json left as it was.');
+  process.exit(process.exitCode ?? 0);
+}
+if (ONLY === 'container') {
+  server.kill();
+  results.container = await containerSection();
+  printContainer(results.container, table);
+  console.log('\nBENCH_ONLY=container: bench/results.json left as it was.');
   process.exit(process.exitCode ?? 0);
 }
 if (ONLY === 'export') {

@@ -94,14 +94,16 @@ function stage() {
 }
 
 /**
- * The digest of dist's CommonJS files (names and contents, in name order), put on the image as the
- * label `payment-service-sdk.dist-digest`: the container tests rebuild an image made from another dist.
+ * The digest of what the image is made of: dist's CommonJS files, the Dockerfile and the health
+ * check (names and contents, in that order), put on the image as the label
+ * `payment-service-sdk.build-digest`: the container tests rebuild an image made from anything else.
  */
-function distDigest(files) {
+function buildDigest(files) {
   const hash = createHash('sha256');
-  for (const file of [...files].sort()) {
+  const inputs = [...[...files].sort().map((file) => join('dist', file)), 'Dockerfile', join('scripts', 'container', 'healthcheck.cjs')];
+  for (const file of inputs) {
     hash.update(file);
-    hash.update(readFileSync(join(root, 'dist', file)));
+    hash.update(readFileSync(join(root, file)));
   }
   return hash.digest('hex');
 }
@@ -121,7 +123,7 @@ function main() {
   if (!args.includes('--no-build')) run(process.execPath, [join(root, 'scripts', 'build-quiet.mjs')]);
   const tool = engine();
   const context = stage();
-  const digest = distDigest(readdirSync(join(root, 'dist')).filter((file) => file.endsWith('.cjs')));
+  const digest = buildDigest(readdirSync(join(root, 'dist')).filter((file) => file.endsWith('.cjs')));
   try {
     const source = pkg.repository.url.replace(/^git\+/, '').replace(/\.git$/, '');
     const buildArgs = [`VERSION=${pkg.version}`, `SOURCE=${source}`, `LICENSE=${pkg.license}`, `REVISION=${revision()}`];
@@ -132,7 +134,7 @@ function main() {
       ...(tool === 'podman' ? ['--format', 'docker'] : []),
       ...buildArgs.flatMap((arg) => ['--build-arg', arg]),
       '--label',
-      `payment-service-sdk.dist-digest=${digest}`,
+      `payment-service-sdk.build-digest=${digest}`,
       '-t',
       `${IMAGE}:${pkg.version}`,
       '-t',

@@ -137,7 +137,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe('sandbox flags as PAYMENT_SANDBOX_* variables', () => {
+describe('sandbox flags as PAYMENT_SANDBOX_* variables', { timeout: 30_000 }, () => {
   it('takes every setting from its variable, lists from commas or spaces, and a flag given wins', async () => {
     const sandbox = await start(['--webcode', 'FROMFLAG'], {
       PAYMENT_SANDBOX_WEBCODE: 'FROMENV',
@@ -192,7 +192,7 @@ describe('sandbox flags as PAYMENT_SANDBOX_* variables', () => {
   });
 });
 
-describe('the addresses the sandbox gives out', () => {
+describe('the addresses the sandbox gives out', { timeout: 30_000 }, () => {
   it('are on the origin each request came by: paymentUrl, the control API, the dashboard and the OpenAPI servers', async () => {
     const sandbox = await start(['--allowed-host', 'sandbox']);
     const port = portOf(sandbox);
@@ -250,7 +250,7 @@ describe('the addresses the sandbox gives out', () => {
   });
 });
 
-describe('stopping on SIGTERM', () => {
+describe('stopping on SIGTERM', { timeout: 30_000 }, () => {
   it('finishes the request in flight, exits 0 with a clean-stop line, and the write it acknowledged is there after a restart', async () => {
     const dataDir = tempDir();
     const first = await start(['--data-dir', dataDir]);

@@ -4,9 +4,9 @@
  * with a warning, and under REQUIRE_CONTAINERS=1 (.ci/run) they fail instead.
  *
  * `ensureImage()` builds the image from dist (and the local base image) when it is missing or was
- * built from another dist; `runContainer()` starts a container with a bounded lifetime (podman's
- * `--timeout`, and a timer of this process), and `removeContainers()` (or the container's
- * `remove()`) removes it whatever happened. Containers are reached only through ports published on
+ * built from another dist, Dockerfile or health check; `runContainer()` starts a container with a
+ * bounded lifetime (podman's `--timeout`, and a timer of this process), and `removeContainers()` (or
+ * the container's `remove()`) removes it whatever happened. Containers are reached only through ports published on
  * 127.0.0.1, or on the host's network (`--network host`).
  */
 import { execFile, execFileSync } from 'node:child_process';
@@ -21,8 +21,8 @@ const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
 export const IMAGE = `payment-service-sdk/sandbox:${VERSION}`;
 /** The local stand-in of node:24-slim that `scripts/podman.sh base` builds. */
 export const BASE_IMAGE = 'localhost/payment-sdk-node-base:24';
-/** The label the image carries with the digest of the dist files it was built from. */
-export const DIST_LABEL = 'payment-service-sdk.dist-digest';
+/** The label the image carries with the digest of what it was built from (see {@link buildDigest}). */
+export const DIGEST_LABEL = 'payment-service-sdk.build-digest';
 const PODMAN_SH = join(ROOT, 'scripts/podman.sh');
 const HINT = 'install podman and runc (scripts/podman.sh install, as root)';
 
@@ -74,35 +74,36 @@ export function podman(args: string[], options: { timeoutMs?: number; allowFailu
   });
 }
 
-/** The digest of dist's CommonJS files, the ones the image copies: `npm run image` labels the image with it. */
-export function distDigest(): string {
+/** The digest of what the image is made of (dist's CommonJS files, the Dockerfile, the health check), as `npm run image` labels it. */
+export function buildDigest(): string {
   const hash = createHash('sha256');
-  const dist = join(ROOT, 'dist');
-  for (const file of readdirSync(dist)
+  const files = readdirSync(join(ROOT, 'dist'))
     .filter((name) => name.endsWith('.cjs'))
-    .sort()) {
+    .sort()
+    .map((name) => join('dist', name));
+  for (const file of [...files, 'Dockerfile', join('scripts', 'container', 'healthcheck.cjs')]) {
     hash.update(file);
-    hash.update(readFileSync(join(dist, file)));
+    hash.update(readFileSync(join(ROOT, file)));
   }
   return hash.digest('hex');
 }
 
 async function imageDigest(): Promise<string | undefined> {
-  const inspected = await podman(['image', 'inspect', '--format', `{{ index .Labels "${DIST_LABEL}" }}`, IMAGE], { allowFailure: true });
+  const inspected = await podman(['image', 'inspect', '--format', `{{ index .Labels "${DIGEST_LABEL}" }}`, IMAGE], { allowFailure: true });
   return inspected.code === 0 ? inspected.stdout.trim() : undefined;
 }
 
 /**
  * The image, built against the local base (`scripts/podman.sh base`, then `image --no-build`) when it
- * is missing or its dist digest is not the current dist's. Builds dist first if there is none.
+ * is missing or was built from other files (its build digest label). Builds dist first if there is none.
  */
 export async function ensureImage(): Promise<string> {
   if (!existsSync(join(ROOT, 'dist/cli.cjs')))
     execFileSync(process.execPath, [join(ROOT, 'scripts/build-quiet.mjs')], { cwd: ROOT, stdio: 'inherit', timeout: 300_000 });
-  if ((await imageDigest()) === distDigest()) return IMAGE;
+  if ((await imageDigest()) === buildDigest()) return IMAGE;
   // Test files run in parallel workers: one builds, the others wait for it and find the image made.
   await withLock(async () => {
-    if ((await imageDigest()) === distDigest()) return;
+    if ((await imageDigest()) === buildDigest()) return;
     execFileSync(PODMAN_SH, ['image', '--no-build'], {
       cwd: ROOT,
       env: podmanEnv(),
@@ -111,7 +112,7 @@ export async function ensureImage(): Promise<string> {
     });
   });
   const digest = await imageDigest();
-  if (digest !== distDigest()) throw new Error(`${IMAGE} was built but its ${DIST_LABEL} label (${digest}) is not dist's`);
+  if (digest !== buildDigest()) throw new Error(`${IMAGE} was built but its ${DIGEST_LABEL} label (${digest}) is not the current files'`);
   return IMAGE;
 }
 
