@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { getContainerRuntimeClient } from 'testcontainers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigurationError, decodeRedirectData, PaymentClient, ServerError } from '../src/index.js';
 import { createSandbox } from '../src/sandbox/index.js';
@@ -216,7 +217,7 @@ describe.skipIf(image === undefined)('against the image', () => {
     expect(listed).toEqual([made.sessionId]);
     tenantKeys = { webcode: tenant.webcode, test: tenant.keys.test };
 
-    // A restart of the same container (killed, as testcontainers restarts) keeps the data volume's records.
+    // A restart of the same container (SIGTERM, then a new start) keeps the data volume's records.
     await first!.restart();
     const again = new PaymentClient({ apiKey: tenant.keys.test, webcode: tenant.webcode, baseUrl: first!.getBaseUrl(), maxRetries: 0 });
     expect((await again.sessions.list().toArray()).map((item) => item.sessionId)).toEqual([made.sessionId]);
@@ -278,10 +279,15 @@ describe.skipIf(image === undefined)('against the image', () => {
     );
     expect(event.data).toMatchObject({ amount: 2599, currency: 'EUR', paymentStatus: 'AUTHORISED' });
 
+    // stop() sends SIGTERM (testcontainers' default is to kill): the sandbox closes its store and exits 0.
     const baseUrl = second.getBaseUrl();
-    await second.stop();
+    const stopped = await second.stop({ remove: false });
     second = undefined;
     await expect(fetch(`${baseUrl}/openapi.json`)).rejects.toThrow();
+    const runtime = await getContainerRuntimeClient();
+    const exited = runtime.container.getById(stopped.getId());
+    expect((await exited.inspect()).State.ExitCode).toBe(0);
+    await runtime.container.remove(exited, { removeVolumes: true });
   }, 120_000);
 
   it('works from the built CommonJS package', async () => {

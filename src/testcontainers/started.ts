@@ -2,12 +2,25 @@
  * `StartedPaymentSandboxContainer`: a running sandbox container, with its address, credentials,
  * options for `new PaymentClient` and tenants for test workers.
  */
-import { AbstractStartedContainer, type StartedTestContainer } from 'testcontainers';
+import {
+  AbstractStartedContainer,
+  type RestartOptions,
+  type StartedTestContainer,
+  type StopOptions,
+  type StoppedTestContainer,
+} from 'testcontainers';
 import { ConfigurationError } from '../core/errors.js';
 import type { Environment } from '../core/options.js';
 import { type SandboxTenant, type SandboxTenantOptions, sandboxTenant } from '../testing/tenant.js';
 import { SANDBOX_PORT } from './settings.js';
 import type { SandboxCredentials } from './startup.js';
+
+/**
+ * How long `stop()` and `restart()` wait after SIGTERM before killing, in ms. The sandbox finishes
+ * the requests in flight, closes its store and exits within 2 s of SIGTERM; testcontainers' own
+ * default, 0, kills it at once.
+ */
+const STOP_TIMEOUT_MS = 5_000;
 
 /** Options for `new PaymentClient(...)`: the sandbox's address, webcode and a key of one environment. */
 export interface SandboxClientOptions {
@@ -76,6 +89,16 @@ export class StartedPaymentSandboxContainer extends AbstractStartedContainer {
   /** The client secret of `environment` (default `test`): it signs the `urlOk` redirect's `data`, for `decodeRedirectData`. */
   getClientSecret(environment: Environment = 'test'): string {
     return this.#credentials.clientSecrets[environmentOf(environment, 'getClientSecret')];
+  }
+
+  /** Stops the container: SIGTERM, so the sandbox closes its store, then a kill after `timeout` ms (default 5 000). */
+  override stop(options: Partial<StopOptions> = {}): Promise<StoppedTestContainer> {
+    return super.stop({ timeout: STOP_TIMEOUT_MS, ...options });
+  }
+
+  /** Restarts the container (SIGTERM first, as `stop()`) and waits until the sandbox answers again. */
+  override restart(options: Partial<RestartOptions> = {}): Promise<void> {
+    return super.restart({ timeout: STOP_TIMEOUT_MS, ...options });
   }
 
   /**
