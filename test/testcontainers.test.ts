@@ -300,11 +300,12 @@ const require = createRequire(${JSON.stringify(`${root}/`)});
 const builds = [[require('./dist/testcontainers.cjs'), require('./dist/index.cjs')]];
 const seen = [];
 for (const [{ PaymentSandboxContainer }, { PaymentClient }] of builds) {
-  const sandbox = await new PaymentSandboxContainer(${JSON.stringify(image)}).withPosDelayMs(0).start();
+  // withCommand adds sandbox flags; the credentials come from what the sandbox printed.
+  const sandbox = await new PaymentSandboxContainer(${JSON.stringify(image)}).withPosDelayMs(0).withCommand(['--webcode', 'CJS_SHOP']).start();
   try {
     const client = new PaymentClient({ ...sandbox.getClientOptions(), maxRetries: 0 });
     const { paymentUrl } = await client.sessions.create(${JSON.stringify(params)});
-    seen.push(paymentUrl.startsWith(sandbox.getBaseUrl() + '/pay-external-test/'));
+    seen.push(paymentUrl.startsWith(sandbox.getBaseUrl() + '/pay-external-test/'), sandbox.getWebcode());
   } finally {
     await sandbox.stop();
   }
@@ -312,7 +313,7 @@ for (const [{ PaymentSandboxContainer }, { PaymentClient }] of builds) {
 console.log(JSON.stringify(seen));
 `;
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script], { cwd: root, timeout: 90_000 });
-    expect(JSON.parse(stdout)).toEqual([true]);
+    expect(JSON.parse(stdout)).toEqual([true, 'CJS_SHOP']);
   }, 120_000);
 
   it("runs the README's block as written", async () => {
