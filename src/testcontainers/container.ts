@@ -127,7 +127,9 @@ export class PaymentSandboxContainer extends GenericContainer {
     const settings = { ...this.#settings, webhookUrls: [...this.#settings.webhookUrls] };
     if (this.#hostNetwork) {
       settings.hostPort ??= await freeLoopbackPort();
+      // Nothing is published on the host's network: no port for testcontainers to map, no binding for the engine.
       this.exposedPorts = [];
+      delete this.hostConfig.PortBindings;
       this.withNetworkMode('host');
     }
     if (settings.faultRules)
