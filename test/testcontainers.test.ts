@@ -80,6 +80,7 @@ describe('the builder', () => {
       [() => container.withWebhookUrl('/webhooks'), 'withWebhookUrl'],
       [() => container.withPosDelayMs([5, 1]), 'withPosDelayMs'],
       [() => container.withFaultRules({} as never), 'withFaultRules'],
+      [() => container.withFaultRules('no-such-faults.json'), 'withFaultRules'],
       [() => container.withHostNetwork(70_000), 'withHostNetwork'],
       [() => container.withDataVolume(''), 'withDataVolume'],
     ];

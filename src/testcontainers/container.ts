@@ -139,7 +139,9 @@ export class PaymentSandboxContainer extends GenericContainer {
     super.withCommand([...sandboxFlags(settings), ...this.#extraFlags]);
     const { hostPort } = settings;
     const strategy = new SandboxReadyStrategy((host, ports) =>
-      hostPort === undefined ? `http://${host}:${ports.getBinding(SANDBOX_PORT)}` : `http://127.0.0.1:${hostPort}`,
+      hostPort === undefined
+        ? `http://${host.includes(':') ? `[${host}]` : host}:${ports.getBinding(SANDBOX_PORT)}`
+        : `http://127.0.0.1:${hostPort}`,
     );
     if (this.startupTimeoutMs !== undefined) strategy.withStartupTimeout(this.startupTimeoutMs);
     this.withWaitStrategy(strategy);

@@ -3,6 +3,7 @@
  * `payment-service-sdk sandbox` flags they become (the image takes that command's flags as its
  * arguments). Pure: no container runtime needed, so it is tested on its own.
  */
+import { existsSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigurationError } from '../core/errors.js';
 import type { FaultRule } from '../sandbox/fault-rule.js';
@@ -74,7 +75,11 @@ export function checkPosDelay(delay: unknown): number | [number, number] {
  */
 export function checkFaultRules(rules: unknown): Pick<SandboxContainerSettings, 'faultRules' | 'faultRulesFile'> {
   if (Array.isArray(rules)) return { faultRules: rules as FaultRule[], faultRulesFile: undefined };
-  if (typeof rules === 'string' && rules !== '') return { faultRules: undefined, faultRulesFile: resolve(rules) };
+  if (typeof rules === 'string' && rules !== '') {
+    const file = resolve(rules);
+    if (!existsSync(file)) throw new ConfigurationError('withFaultRules', `withFaultRules found no file at ${file}`);
+    return { faultRules: undefined, faultRulesFile: file };
+  }
   throw new ConfigurationError('withFaultRules', 'withFaultRules needs an array of fault rules or the path of a JSON file holding one');
 }
 
