@@ -15,6 +15,7 @@ const entry = {
   'stores/sqlite': 'src/stores/sqlite.ts',
   'stores/postgres': 'src/stores/postgres.ts',
   'stores/redis': 'src/stores/redis.ts',
+  testcontainers: 'src/testcontainers/index.ts',
 };
 
 /**

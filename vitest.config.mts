@@ -9,6 +9,7 @@ export default defineConfig({
     alias: [
       { find: /^payment-service-sdk\/sandbox$/, replacement: src('sandbox/index.ts') },
       { find: /^payment-service-sdk\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^payment-service-sdk\/testcontainers$/, replacement: src('testcontainers/index.ts') },
       { find: /^payment-service-sdk\/stores\/(sqlite|postgres|redis)$/, replacement: src('stores/$1.ts') },
       { find: /^payment-service-sdk$/, replacement: src('index.ts') },
     ],

@@ -43,6 +43,7 @@ const SUBPATH_MARKERS = {
   'stores/sqlite': ['PRAGMA journal_mode = WAL', 'sqliteWebhookStore needs'],
   'stores/postgres': ['statement_timestamp()', 'postgresWebhookStore needs'],
   'stores/redis': ["redis.call('SET'", 'redisWebhookStore needs'],
+  testcontainers: ['withHostNetwork needs', '/payment-sandbox/faults.json'],
 };
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -63,7 +64,7 @@ const sources = await build({
   logLevel: 'silent',
 });
 const sourceInputs = Object.keys(sources.metafile.inputs);
-const leakedSources = sourceInputs.filter((path) => /^src\/(sandbox|testing|cli|stores)\//.test(path));
+const leakedSources = sourceInputs.filter((path) => /^src\/(sandbox|testing|cli|stores|testcontainers)\//.test(path));
 for (const path of leakedSources) problems.push(`src/index.ts imports ${path}`);
 
 // 2. The root bundle, dependencies included, split at dynamic imports.
@@ -144,7 +145,7 @@ for (const [name, markers] of Object.entries(SUBPATH_MARKERS)) {
 }
 const bundleInputs = Object.keys(bundle.metafile.inputs);
 for (const path of bundleInputs.filter(
-  (input) => /^dist\/(sandbox|testing|cli|stores\/)/.test(input) || /\/(msw|pg|redis|@redis)\//.test(input),
+  (input) => /^dist\/(sandbox|testing|cli|stores\/|testcontainers)/.test(input) || /\/(msw|pg|redis|@redis|testcontainers)\//.test(input),
 )) {
   problems.push(`the root bundle includes ${path}`);
 }
@@ -168,7 +169,7 @@ console.log(
 );
 console.log(`optional peers, the app's own, not bundled or counted: ${OPTIONAL_PEERS.join(', ')}`);
 console.log(
-  `subpaths: ${leakedSources.length === 0 ? 'src/index.ts reaches no src/sandbox, src/testing, src/cli or src/stores file' : 'LEAK in the sources'}` +
+  `subpaths: ${leakedSources.length === 0 ? 'src/index.ts reaches no src/sandbox, src/testing, src/cli, src/stores or src/testcontainers file' : 'LEAK in the sources'}` +
     ` (${sourceInputs.length} source files); ${Object.values(SUBPATH_MARKERS).flat().length} subpath markers searched in the bundle`,
 );
 

@@ -42,3 +42,28 @@ it('loads p-retry, uuid, the schema compiler and @opentelemetry/api on the first
     statuses: [200],
   });
 }, 20_000);
+
+// `testcontainers` (an optional peer, a devDependency here) is for the testcontainers subpath only:
+// importing or requiring any other entry point, ESM or CJS, loads none of it.
+it('loads testcontainers only from payment-service-sdk/testcontainers', async () => {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const entries = ['index', 'testing', 'sandbox', 'stores/sqlite', 'stores/postgres', 'stores/redis'];
+  const check = `
+import { registerHooks, createRequire } from 'node:module';
+const loaded = [];
+registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+const fromTestcontainers = () => loaded.filter((url) => /node_modules\\/(testcontainers|dockerode|docker-modem)\\//.test(url)).length;
+const require = createRequire(${JSON.stringify(`${root}/`)});
+const result = {};
+for (const entry of ${JSON.stringify(entries)}) {
+  await import(${JSON.stringify(`${new URL('../dist/', import.meta.url).href}`)} + entry + '.mjs');
+  require('./dist/' + entry + '.cjs');
+  result[entry] = fromTestcontainers();
+}
+await import(${JSON.stringify(new URL('../dist/testcontainers.mjs', import.meta.url).href)});
+result.testcontainers = fromTestcontainers() > 0;
+console.log(JSON.stringify(result));
+`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', check], { cwd: root });
+  expect(JSON.parse(stdout)).toEqual({ ...Object.fromEntries(entries.map((entry) => [entry, 0])), testcontainers: true });
+}, 20_000);

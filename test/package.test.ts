@@ -94,7 +94,7 @@ describe('a fresh clone', () => {
         'dist/stores/postgres.sql',
         'dist/fixture.schema.json',
         'dist/openapi.json',
-        ...['index', 'sandbox', 'testing', 'stores/sqlite', 'stores/postgres', 'stores/redis'].flatMap((name) =>
+        ...['index', 'sandbox', 'testing', 'stores/sqlite', 'stores/postgres', 'stores/redis', 'testcontainers'].flatMap((name) =>
           ['mjs', 'cjs', 'd.ts', 'd.cts'].map((extension) => `dist/${name}.${extension}`),
         ),
       ]),

@@ -49,6 +49,11 @@ async function main() {
     assert.equal(claim.status, 'claimed');
     assert.equal((await store.claim('REFUND:RF-1:success', 60_000)).status, 'busy');
     store.close();
+    // The testcontainers subpath needs its optional peer, which this app lacks: loading it names it.
+    assert.throws(
+      () => require('payment-service-sdk/testcontainers'),
+      (error) => error.code === 'MODULE_NOT_FOUND' && error.message.includes("'testcontainers'"),
+    );
 
     console.log(JSON.stringify({ consumer: 'cjs', terminals: terminals.length, pos: payment.status }));
   } finally {

@@ -75,6 +75,12 @@ try {
   const served = await (await fetch(`${baseUrl}/openapi.json`)).json();
   assert.deepEqual({ ...served, servers: openapi.servers }, openapi);
 
+  // The testcontainers subpath needs its optional peer, which this app lacks: loading it names it.
+  await assert.rejects(
+    import('payment-service-sdk/testcontainers'),
+    (error) => error.code === 'ERR_MODULE_NOT_FOUND' && error.message.includes("'testcontainers'"),
+  );
+
   console.log(JSON.stringify({ consumer: 'esm', terminals: terminals.length, pos: payment.status }));
 } finally {
   await sandbox.close();
