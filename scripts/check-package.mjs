@@ -373,28 +373,41 @@ try {
       return `listened on ${announced.baseUrl} (GET / answered ${status}), exit 0 on SIGTERM`;
     });
 
-    // tsc is the slow part: compile the consumers at the same time.
-    await Promise.all(
-      tsConsumers.map(([name, folder]) =>
-        check(name, async () => {
-          const dir = join(app, folder);
-          await cp(join(fixtures, folder), dir, { recursive: true });
-          await cp(join(fixtures, 'ts', 'consumer.ts'), join(dir, 'consumer.ts'));
-          // Types come from the clean install; @types/node (for the node16 fixtures) from this repository.
-          const compiled = await run(
-            process.execPath,
-            [tsc, '-p', join(dir, 'tsconfig.json'), '--pretty', 'false', '--typeRoots', join(repo, 'node_modules', '@types')],
-            {
-              cwd: dir,
-              timeoutMs: 60_000,
-            },
-          );
-          succeeded(compiled, 'tsc');
-          const result = succeeded(await run(process.execPath, [join('out', 'consumer.js')], { cwd: dir, timeoutMs: 30_000 }));
-          return `compiled (skipLibCheck false) and ran: ${result.stdout.trim().split('\n').at(-1)}`;
+    // The consumers import every subpath's types, /testcontainers too: its declarations need the
+    // optional peer, installed here (after the JS consumers checked the subpath without it).
+    const peer = `testcontainers@${(await readJson(join(repo, 'package.json'))).devDependencies.testcontainers}`;
+    const peerInstalled = await check(`install of the optional peer ${peer} for the TypeScript consumers`, async () => {
+      succeeded(
+        await run('npm', ['install', peer, '--no-save', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
+          cwd: app,
+          timeoutMs: 180_000,
         }),
-      ),
-    );
+      );
+    });
+    // tsc is the slow part: compile the consumers at the same time.
+    if (!peerInstalled) for (const [name] of tsConsumers) skip(name, 'the optional peer did not install');
+    else
+      await Promise.all(
+        tsConsumers.map(([name, folder]) =>
+          check(name, async () => {
+            const dir = join(app, folder);
+            await cp(join(fixtures, folder), dir, { recursive: true });
+            await cp(join(fixtures, 'ts', 'consumer.ts'), join(dir, 'consumer.ts'));
+            // Types come from the clean install; @types/node (for the node16 fixtures) from this repository.
+            const compiled = await run(
+              process.execPath,
+              [tsc, '-p', join(dir, 'tsconfig.json'), '--pretty', 'false', '--typeRoots', join(repo, 'node_modules', '@types')],
+              {
+                cwd: dir,
+                timeoutMs: 60_000,
+              },
+            );
+            succeeded(compiled, 'tsc');
+            const result = succeeded(await run(process.execPath, [join('out', 'consumer.js')], { cwd: dir, timeoutMs: 30_000 }));
+            return `compiled (skipLibCheck false) and ran: ${result.stdout.trim().split('\n').at(-1)}`;
+          }),
+        ),
+      );
   }
 
   if (!(await jestInstalled)) {

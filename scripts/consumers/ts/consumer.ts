@@ -18,6 +18,9 @@ import { createSandbox, type Sandbox, type SandboxOptions } from 'payment-servic
 import { type PostgresQueryable, postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
 import { type RedisEvaluator, redisWebhookStore } from 'payment-service-sdk/stores/redis';
 import { type SqliteWebhookStore, sqliteWebhookStore } from 'payment-service-sdk/stores/sqlite';
+// Types only: the module loads `testcontainers` (an optional peer), which check-package installs
+// for these consumers after the JS consumers have checked the subpath without it.
+import type { PaymentSandboxContainer, StartedPaymentSandboxContainer } from 'payment-service-sdk/testcontainers';
 import {
   type PosTestOutcome,
   posTestAmount,
@@ -45,6 +48,16 @@ export function typeChecks(client: PaymentClient): void {
   sqliteWebhookStore({});
   // @ts-expect-error a tenant is made with the sandbox owner's key
   void sandboxTenant({ baseUrl: 'http://127.0.0.1:4010' });
+}
+
+/** The Testcontainers module's builder and started container, typed in every module mode. */
+export async function container(sandbox: PaymentSandboxContainer): Promise<ClientOptions> {
+  // @ts-expect-error the seed is a number
+  sandbox.withSeed('7');
+  const started: StartedPaymentSandboxContainer = await sandbox.withSeed(7).withWebhookUrl('http://127.0.0.1:9/hooks').start();
+  const secret: string = started.getClientSecret('live');
+  void secret;
+  return started.getClientOptions('test');
 }
 
 /** Every store is a WebhookStore, whatever the module mode. */
