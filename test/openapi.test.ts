@@ -446,7 +446,8 @@ describe('served by the sandbox', () => {
       const documented = operations(service).filter(({ operation }) => [operationId, testId].includes(operation.operationId));
       expect(documented).toHaveLength(2);
       for (const { operation } of documented) {
-        const example = (operation.responses['200']?.content as Record<string, { example: unknown }> | undefined)?.['application/json']?.example;
+        const example = (operation.responses['200']?.content as Record<string, { example: unknown }> | undefined)?.['application/json']
+          ?.example;
         expect(shapeOf(example), operation.operationId).toEqual(shapeOf(answer));
         expect(example).toEqual({ success: true, data: endpoint.example.data });
       }
