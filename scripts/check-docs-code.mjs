@@ -1,4 +1,4 @@
-// Type-checks every `ts` code block of README.md and docs/*.md against the built package, with
+// Type-checks every `ts` (and `tsx`, React's JSX) code block of README.md and docs/*.md against the built package, with
 // `strict`, as a reader who pastes a block would compile it. Each block is its own module; it must
 // import what it uses from the package. The few names the prose gives them (a `client` made in an
 // earlier block, an Express `app`, the shop's `order` and its store, the `webhook` the framework
@@ -55,16 +55,17 @@ declare global {
 export {};
 `;
 
-/** The `ts` blocks of a Markdown text, each with the line its code starts on (1-based). */
+/** The `ts` (and `tsx`) blocks of a Markdown text, each with the line its code starts on (1-based). */
 export function codeBlocks(markdown) {
   const blocks = [];
   const lines = markdown.split('\n');
   for (let index = 0; index < lines.length; index++) {
-    if (!/^```(ts|typescript)\s*$/.test(lines[index])) continue;
+    const fence = /^```(ts|typescript|tsx)\s*$/.exec(lines[index]);
+    if (!fence) continue;
     const start = index + 1;
     let end = start;
     while (end < lines.length && !/^```\s*$/.test(lines[end])) end++;
-    blocks.push({ line: start + 1, code: lines.slice(start, end).join('\n') });
+    blocks.push({ line: start + 1, code: lines.slice(start, end).join('\n'), jsx: fence[1] === 'tsx' });
     index = end;
   }
   return blocks;
@@ -93,7 +94,7 @@ export function checkDocsCode({ root = ROOT, files = documentedFiles(root), sour
   for (const file of files) {
     const markdown = sources?.[file] ?? readFileSync(join(root, file), 'utf8');
     for (const block of codeBlocks(markdown)) {
-      const name = join(dir, `${file.replaceAll(/[^\w]/g, '_')}_${block.line}.ts`);
+      const name = join(dir, `${file.replaceAll(/[^\w]/g, '_')}_${block.line}.${block.jsx ? 'tsx' : 'ts'}`);
       // `export {}` makes each block a module of its own, as a pasted file would be.
       writeFileSync(name, `${block.code}\nexport {};\n`);
       origins.set(name, { file, line: block.line });
@@ -107,6 +108,7 @@ export function checkDocsCode({ root = ROOT, files = documentedFiles(root), sour
     module: ts.ModuleKind.Preserve,
     moduleResolution: ts.ModuleResolutionKind.Bundler,
     types: ['node'],
+    jsx: ts.JsxEmit.ReactJSX,
     skipLibCheck: true,
     noEmit: true,
   });

@@ -1,9 +1,10 @@
 /**
  * The code in README.md and docs/: every `ts` block type-checks with `strict` against the built
- * package (scripts/check-docs-code.mjs, also `npm run check:docs`), and the README's "pay a session
- * on the CLI sandbox" script runs as written against `npx payment-service-sdk sandbox`.
+ * package (scripts/check-docs-code.mjs, also `npm run check:docs`), the README's "pay a session
+ * on the CLI sandbox" script runs as written against `npx payment-service-sdk sandbox`, and
+ * docs/sandbox.md's tenants block runs as written and exits by itself.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -51,6 +52,29 @@ describe('code blocks of README.md and docs/', () => {
       expect.stringMatching(/^GUIDE\.md:10:24 TS2345: /),
     ]);
   }, 60_000);
+});
+
+describe("docs/sandbox.md's tenants block", () => {
+  const script = join(ROOT, '.docs-tenants.mjs');
+  afterAll(() => rmSync(script, { force: true }));
+
+  it('runs as written, prints what its comment says and exits by itself (it closes the sandbox)', async () => {
+    const guide = readFileSync(join(ROOT, 'docs/sandbox.md'), 'utf8');
+    const found = blocksOf(guide).filter((candidate) => candidate.code.includes('sandbox.createTenant('));
+    expect(found).toHaveLength(1);
+    writeFileSync(script, found[0]?.code ?? '');
+    // A process that is still running after the bound is killed: a block that never exits fails here.
+    const child = spawn(process.execPath, [script], { cwd: ROOT, timeout: 15_000, killSignal: 'SIGKILL' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((done) =>
+      child.on('close', (exit, killed) => done([exit, killed])),
+    );
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+    expect(stdout).toBe('true\n');
+  }, 30_000);
 });
 
 describe("the README's script that pays a session on the CLI sandbox", () => {

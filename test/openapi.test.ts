@@ -17,7 +17,7 @@ import { CONTROL_OPERATIONS, controlApiDocument } from '../src/sandbox/control/o
 import { ENVIRONMENT_ROUTES, GLOBAL_ROUTES } from '../src/sandbox/control/routes.js';
 import type { Sandbox } from '../src/sandbox/index.js';
 import { TENANTS_PATH } from '../src/sandbox/steps/tenants.js';
-import { startSandbox, URL_KO, URL_OK } from './sandbox/support.js';
+import { clientFor, startSandbox, URL_KO, URL_OK } from './sandbox/support.js';
 
 const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 const service = openApiDocument();
@@ -63,6 +63,17 @@ function resolve(document: JsonObject, node: JsonObject): JsonObject {
     .reduce<unknown>((value, key) => (value as JsonObject | undefined)?.[key], document);
   if (target === undefined) throw new Error(`$ref ${node.$ref} resolves to nothing`);
   return resolve(document, target as JsonObject);
+}
+
+/** The keys of a JSON value at every level, arrays by their items: its shape, whatever the values. */
+function shapeOf(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(shapeOf);
+  if (value === null || typeof value !== 'object') return 'value';
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, shapeOf((value as Record<string, unknown>)[key])]),
+  );
 }
 
 const ID = 'https://openapi.test/document.json';
@@ -398,6 +409,56 @@ describe('served by the sandbox', () => {
     }
     expect(problems).toEqual([]);
     expect(calls).toBeGreaterThan(40);
+  });
+
+  it('shows the per-session and per-POS-payment modifications as the sandbox answers them, which the SDK reads', async () => {
+    const test = clientFor(sandbox, 'test');
+    const session = await test.sessions.create({ amount: { value: 2590, currency: 'EUR' }, urlOk: URL_OK, urlKo: URL_KO });
+    const { paymentReference } = await sandbox.paySession('test', session.sessionId);
+    await test.modifications.refund({
+      paymentReference: paymentReference ?? '',
+      amount: { value: 500, currency: 'EUR' },
+      reason: 'returned',
+    });
+    const pos = await test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: { value: 1000, currency: 'EUR' } });
+    await test.modifications.refund({ paymentReference: pos.posPaymentId, amount: { value: 400, currency: 'EUR' }, reason: 'returned' });
+    const get = async (path: string) => {
+      const response = await fetch(`${baseUrl}/external/v1/test${path}?webcode=${sandbox.webcode}`, {
+        headers: { 'x-api-key': sandbox.keys.test },
+      });
+      expect(response.status, path).toBe(200);
+      return response.json();
+    };
+    for (const [operationId, path, read] of [
+      [
+        'listSessionModifications',
+        `/payment/session/${session.sessionId}/modifications`,
+        () => test.sessions.listModifications(session.sessionId),
+      ],
+      ['listPosPaymentModifications', `/pos/payment/${pos.posPaymentId}/modifications`, () => test.pos.listModifications(pos.posPaymentId)],
+    ] as const) {
+      const endpoint = ENDPOINTS.find((candidate) => candidate.operationId === operationId);
+      if (!endpoint) throw new Error(`no endpoint ${operationId}`);
+      const answer = await get(path);
+      expect((answer.data as { modifications: unknown[] }).modifications.length, operationId).toBeGreaterThan(0);
+      // The Live and the Test operation: the same keys at every level as the answer (values differ).
+      const testId = `test${operationId[0]?.toUpperCase()}${operationId.slice(1)}`;
+      const documented = operations(service).filter(({ operation }) => [operationId, testId].includes(operation.operationId));
+      expect(documented).toHaveLength(2);
+      for (const { operation } of documented) {
+        const example = (operation.responses['200']?.content as Record<string, { example: unknown }> | undefined)?.['application/json']
+          ?.example;
+        expect(shapeOf(example), operation.operationId).toEqual(shapeOf(answer));
+        expect(example).toEqual({ success: true, data: endpoint.example.data });
+      }
+      // The SDK reads the example and the real answer alike: the array of records.
+      const parsedExample = z.parse(endpoint.response as z.ZodMiniType, endpoint.example.data);
+      expect(parsedExample).toEqual((endpoint.example.data as { modifications: unknown[] }).modifications);
+      expect(await read()).toEqual(answer.data.modifications);
+      // The reference does not show this body: the SDK also reads a bare array, and never fails on `meta`.
+      expect(z.parse(endpoint.response as z.ZodMiniType, [])).toEqual([]);
+      expect(z.parse(endpoint.response as z.ZodMiniType, { modifications: [], meta: { total: 'many' } })).toEqual([]);
+    }
   });
 
   it("validates the control API's real answers against its document", async () => {

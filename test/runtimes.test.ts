@@ -3,7 +3,8 @@
  * against the sandbox, POS, refunds, webhooks, redirect decoding, error classes) runs unchanged on
  * Deno and Bun, whose binaries come from the `deno` and `bun` devDependencies (node_modules/.bin,
  * never a global install), and on the Node running this suite: Node 24 under `npm test`, Node 22
- * under `npm run test:node22`. (workerd has test/workerd.test.ts.)
+ * under `npm run test:node22` (which leaves Deno and Bun out: they ran in the first pass). (workerd
+ * has test/workerd.test.ts.)
  *
  * A runtime binary that is missing or does not start fails the test when `CI` or `REQUIRE_RUNTIMES`
  * is set (.ci/run sets the latter); elsewhere its test is skipped with a warning saying why.
@@ -104,6 +105,13 @@ function runScript(runtime: Runtime): Promise<Outcome> {
   });
 }
 
+/**
+ * Deno and Bun run their own binaries, whichever Node runs this suite: they run in the pass on the
+ * pinned Node (`npm test`), not again in `npm run test:node22`, which proves the script on Node 22.
+ */
+const onPinnedNode = process.versions.node === pinned.node;
+const HERE = onPinnedNode ? RUNTIMES : RUNTIMES.filter((runtime) => runtime.name === 'node');
+
 describe('the end-to-end script on each runtime (built package)', () => {
   beforeAll(() => {
     buildOnce();
@@ -111,7 +119,7 @@ describe('the end-to-end script on each runtime (built package)', () => {
       expect(existsSync(join(ROOT, 'dist', entry)), `dist/${entry}`).toBe(true);
   }, 120_000);
 
-  for (const runtime of RUNTIMES) {
+  for (const runtime of HERE) {
     const problem = unusable(runtime);
     if (problem !== undefined && !flag('CI') && !flag('REQUIRE_RUNTIMES')) {
       console.warn(`[runtime test skipped] ${runtime.name}: ${problem}.`);

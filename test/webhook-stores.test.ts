@@ -5,7 +5,7 @@
  * then waits for the end instead of timing anything.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -263,6 +263,57 @@ describe('sqliteWebhookStore', () => {
       for (const child of children) child.kill();
     }
   }, 60_000);
+
+  it("makes the database file's missing folder, owner-only, for a relative path as in a fresh checkout", async () => {
+    // `data/webhooks.db` from an app folder without `data/` (a child process: workers cannot chdir).
+    const app = join(dir, 'fresh-app');
+    mkdirSync(app);
+    const script = `
+      import { sqliteWebhookStore } from ${JSON.stringify(new URL('../dist/stores/sqlite.mjs', import.meta.url).href)};
+      const store = sqliteWebhookStore({ path: 'data/webhooks.db' });
+      console.log((await store.claim('key', 60000)).status);
+      store.close();
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], { cwd: app, timeout: 20_000 });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const code = await new Promise((resolve) => child.on('close', resolve));
+    expect({ code, output: output.trim() }).toEqual({ code: 0, output: 'claimed' });
+    expect(statSync(join(app, 'data')).mode & 0o777).toBe(0o700);
+    expect(statSync(join(app, 'data', 'webhooks.db')).isFile()).toBe(true);
+    // Nested missing folders too, in this process.
+    const nested = join(dir, 'a', 'b', 'webhooks.db');
+    const store = sqliteWebhookStore({ path: nested });
+    expect((await store.claim('key', LONG)).status).toBe('claimed');
+    store.close();
+    expect(statSync(join(dir, 'a', 'b')).mode & 0o777).toBe(0o700);
+  });
+
+  it('refuses a file it cannot make or open with a ConfigurationError naming the path and why', () => {
+    const aFile = join(dir, 'not-a-folder');
+    writeFileSync(aFile, 'text');
+    const notDatabase = join(dir, 'not-a-database.db');
+    writeFileSync(notDatabase, 'this is not a SQLite database, only long enough to have a header of sorts'.repeat(20));
+    const cases = [
+      { path: join(aFile, 'webhooks.db'), why: new RegExp(`${aFile} is a file, not a folder`) },
+      { path: join(aFile, 'sub', 'webhooks.db'), why: /ENOTDIR|not a directory/ },
+      { path: dir, why: /unable to open database file/ }, // a folder, not a file
+      { path: notDatabase, why: /not a database/ },
+    ];
+    for (const { path, why } of cases) {
+      let thrown: unknown;
+      try {
+        sqliteWebhookStore({ path }).close();
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown, path).toBeInstanceOf(ConfigurationError);
+      expect(thrown).toMatchObject({ option: 'path', message: expect.stringContaining(path) });
+      expect((thrown as Error).message).toMatch(why);
+      expect((thrown as Error).cause).toBeInstanceOf(Error);
+    }
+  });
 
   it('refuses a malformed path, table or busy timeout', () => {
     expect(() => sqliteWebhookStore({ path: '' })).toThrow(expect.objectContaining({ option: 'path' }));

@@ -363,14 +363,14 @@ export const ENDPOINTS: readonly EndpointDoc[] = [
     path: '/payment/session/{sessionId}/modifications',
     summary: 'Modifications of an online session',
     description:
-      'The response body of this listing is not shown in the reference: `data` is read as an array of modification records, or as `{ modifications: [...] }` (with or without `meta`).',
+      'The response body of this listing is not shown in the reference. The sandbox answers `data` as `{ modifications, meta }`, shaped like `GET /modifications` (every modification of the payment, one page); the SDK reads that (with or without `meta`) or a bare array of modification records.',
     tag: 'Modifications',
     pathParams: { sessionId: 'The `sessionId` of the online session.' },
     response: ModificationsOfPaymentSchema,
     responseName: 'ModificationsOfPayment',
     status: '200',
     failures: EVERY,
-    example: { data: [refundRecord] },
+    example: { data: { modifications: [refundRecord], meta: META_LAST } },
   },
   {
     operationId: 'listPosPaymentModifications',
@@ -378,14 +378,16 @@ export const ENDPOINTS: readonly EndpointDoc[] = [
     path: '/pos/payment/{posPaymentId}/modifications',
     summary: 'Modifications of a POS payment',
     description:
-      'The response body of this listing is not shown in the reference: `data` is read as an array of modification records, or as `{ modifications: [...] }` (with or without `meta`).',
+      'The response body of this listing is not shown in the reference. The sandbox answers `data` as `{ modifications, meta }`, shaped like `GET /modifications` (every modification of the payment, one page); the SDK reads that (with or without `meta`) or a bare array of modification records.',
     tag: 'Modifications',
     pathParams: { posPaymentId: 'The `posPaymentId` (`{webcode}-POSX-{timestamp}`, in Test `{webcode}-POSXT-{timestamp}`).' },
     response: ModificationsOfPaymentSchema,
     responseName: 'ModificationsOfPayment',
     status: '200',
     failures: EVERY,
-    example: { data: [{ ...refundRecord, paymentReference: POS_PAYMENT_ID, sessionId: POS_PAYMENT_ID }] },
+    example: {
+      data: { modifications: [{ ...refundRecord, paymentReference: POS_PAYMENT_ID, sessionId: POS_PAYMENT_ID }], meta: META_LAST },
+    },
   },
   {
     operationId: 'listModifications',

@@ -93,8 +93,10 @@ export const ModificationListSchema = z.looseObject({
 
 /**
  * The reference does not show the body of the per-session and per-POS-payment listings. Accepted:
- * `data` as an array of modification records, or `data.modifications` as such an array (with or
- * without `meta`); both are returned as the array.
+ * `data` as an array of modification records, or `data.modifications` as such an array, with or
+ * without `meta` (what the sandbox answers, shaped like `GET /modifications`: `{ modifications,
+ * meta }`); both are returned as the array. `meta` is kept as any other unknown field and never
+ * checked: the SDK does not use it (one listing, no pages).
  */
 export const ModificationsOfPaymentSchema = z.union([
   z.array(ModificationRecordSchema),

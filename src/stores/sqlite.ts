@@ -3,13 +3,16 @@
  * sharing one SQLite file through `node:sqlite` (built into Node 22.13+: no native addon).
  */
 import { ConfigurationError } from '../core/errors.js';
-import { loadSqlite } from '../core/sqlite.js';
+import { type Database, loadSqlite } from '../core/sqlite.js';
 import { checkStoreArguments, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
 import { DEFAULT_TABLE, quoteTable } from './table.js';
 
 /** Options of {@link sqliteWebhookStore}. */
 export interface SqliteWebhookStoreOptions {
-  /** The database file, created when absent. Every process of the app on this host opens the same one. */
+  /**
+   * The database file, created when absent, with its folder (mode 0700, owner only) when that is
+   * absent too. Every process of the app on this host opens the same one.
+   */
   path: string;
   /** The table of claims, created when absent. Default `payment_webhook_events`. */
   table?: string | undefined;
@@ -52,7 +55,9 @@ interface ClaimRow {
  * const store = sqliteWebhookStore({ path: '/var/lib/shop/webhooks.db' });
  * ```
  *
- * Throws {@link ConfigurationError} for a malformed option, and `node:sqlite`'s error when the file cannot be opened.
+ * Throws {@link ConfigurationError} for a malformed option, and for a file that cannot be opened
+ * or made (an unwritable folder, a path through a file, a file that is not a database): its message
+ * names the path and why, and `cause` is the error of `node:fs` or `node:sqlite`.
  */
 export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWebhookStore {
   if (typeof options !== 'object' || options === null || typeof options.path !== 'string' || options.path === '') {
@@ -64,7 +69,13 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
     throw new ConfigurationError('busyTimeoutMs', 'busyTimeoutMs must be a non-negative integer number of milliseconds');
   }
   const { DatabaseSync } = loadSqlite('sqliteWebhookStore');
-  const db = new DatabaseSync(options.path, { timeout: busyTimeoutMs });
+  makeFolder(options.path);
+  let db: Database;
+  try {
+    db = new DatabaseSync(options.path, { timeout: busyTimeoutMs });
+  } catch (error) {
+    throw cannotOpen(options.path, error);
+  }
   try {
     db.exec('PRAGMA journal_mode = WAL');
     // In WAL mode, NORMAL loses no commit when a process dies, only on a power cut (the last
@@ -75,7 +86,8 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
     );
   } catch (error) {
     db.close();
-    throw error;
+    // Another process holding the file past the busy timeout is no configuration mistake: as it is.
+    throw isBusy(error) ? error : cannotOpen(options.path, error);
   }
   // The conflict branch always writes, so that RETURNING gives the row as it now is, whoever holds it:
   // the new claim, an unexpired one, or the done mark.
@@ -114,4 +126,47 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
       db.close();
     },
   };
+}
+
+interface NodeFsMkdir {
+  mkdirSync(path: string, options: { recursive: true; mode: number }): unknown;
+}
+
+interface NodePath {
+  dirname(path: string): string;
+}
+
+/**
+ * Makes the folder of a database file when it is absent (`data/webhooks.db` in a fresh checkout),
+ * owner-only like the sandbox's data folder: SQLite itself creates the file, never its folder.
+ */
+function makeFolder(path: string): void {
+  if (path === ':memory:' || path.startsWith('file:')) return;
+  const process = (globalThis as { process?: { getBuiltinModule?: (name: string) => unknown } }).process;
+  const fs = process?.getBuiltinModule?.('node:fs') as NodeFsMkdir | undefined;
+  const paths = process?.getBuiltinModule?.('node:path') as NodePath | undefined;
+  if (!fs || !paths) return;
+  const folder = paths.dirname(path);
+  if (folder === '.') return;
+  try {
+    fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    // EEXIST here means the folder's name is taken by a file: "file already exists" would mislead.
+    const code = (error as { code?: unknown } | null)?.code;
+    throw cannotOpen(path, error, code === 'EEXIST' ? `${folder} is a file, not a folder` : undefined);
+  }
+}
+
+/** The error for a database file that cannot be made or opened: the path, why, and the cause. */
+function cannotOpen(path: string, cause: unknown, reason?: string): ConfigurationError {
+  const why = reason ?? (cause instanceof Error ? cause.message : String(cause));
+  const error = new ConfigurationError('path', `sqliteWebhookStore cannot open the SQLite file ${path}: ${why}`);
+  (error as { cause?: unknown }).cause = cause;
+  return error;
+}
+
+/** SQLITE_BUSY or SQLITE_LOCKED (`node:sqlite` puts the primary result code in `errcode`). */
+function isBusy(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | null)?.errcode;
+  return typeof code === 'number' && ((code & 0xff) === 5 || (code & 0xff) === 6);
 }
