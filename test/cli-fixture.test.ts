@@ -4,7 +4,7 @@
  * overrides change the steps, every kind of bad file or override is refused whole before the first
  * step (exit 2, no record, no webhook), and the shipped JSON Schema agrees with the CLI's check.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -40,10 +40,10 @@ afterAll(() => {
 const ref = (path: string) => `\${${path}}`;
 
 let files = 0;
-/** Writes `content` (a value as JSON, or raw text) to a file of its own and returns its path. */
+/** Writes `content` (a value as JSON, raw text, or raw bytes) to a file of its own and returns its path. */
 function fixtureFile(content: unknown): string {
   const path = join(dir, `fixture-${++files}.json`);
-  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  writeFileSync(path, typeof content === 'string' || content instanceof Uint8Array ? content : JSON.stringify(content));
   return path;
 }
 
@@ -259,7 +259,41 @@ interface Refused {
 }
 
 const REFUSED: Record<string, Refused> = {
-  'not JSON': { file: '{ "steps": [', message: /the fixture \S+ is not JSON: / },
+  'not JSON': { file: '{ "steps": [', message: /the fixture \S+ is not JSON: it ends before its last value is complete/ },
+  'not JSON, with the place': { file: '{ "steps": [],\n  }', message: /the fixture \S+ is not JSON \(at line 2, column 3\)/ },
+  'params nested 10 000 levels deep': {
+    file: `{"steps":[{"name":"deep","action":"sessions.create","params":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}}]}`,
+    message: /the fixture \S+: step deep: params nests objects and lists more than 32 levels deep/,
+  },
+  'a whole file nested 10 000 levels deep': {
+    file: `{"steps":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+    message: /the fixture \S+ nests objects and lists more than 35 levels deep/,
+  },
+  'bytes that are not UTF-8': {
+    file: Buffer.concat([Buffer.from('{"steps": [{"name": "caf'), Buffer.from([0xc3, 0x28]), Buffer.from('"}]}')]),
+    message: /the fixture \S+ is not UTF-8 text: the bytes from offset 24 are no UTF-8 character/,
+  },
+  'a reference into a prototype': {
+    file: after({ ...PAY, params: { sessionId: ref('session.amount.__proto__') } }),
+    message:
+      /step pay \(sandbox\.pay\): params\.sessionId refers to \$\{session\.amount\.__proto__\}, but amount has no field __proto__ \(it has value, currency\)/,
+    schema: 'beyond',
+  },
+  'a reference to a constructor': {
+    file: after({ ...PAY, params: { sessionId: ref('session.constructor') } }),
+    message: /params\.sessionId refers to \$\{session\.constructor\}, but sessions\.create answers with no constructor/,
+    schema: 'beyond',
+  },
+  "a reference to a field the result's schema does not have": {
+    file: after({ ...PAY, params: { sessionId: ref('session.amount.cents') } }),
+    message: /refers to \$\{session\.amount\.cents\}, but amount has no field cents \(it has value, currency\)/,
+    schema: 'beyond',
+  },
+  'a reference past a string': {
+    file: after({ ...PAY, params: { sessionId: ref('session.sessionId.length') } }),
+    message: /refers to \$\{session\.sessionId\.length\}, but sessionId has no field length \(it is a string, with no fields\)/,
+    schema: 'beyond',
+  },
   'not an object': { file: [SESSION], message: /must be a JSON object/, schema: 'rejects' },
   'no steps': { file: { steps: [] }, message: /steps must be a list of at least one step/, schema: 'rejects' },
   'an unknown top-level field': {
@@ -462,6 +496,38 @@ describe('a bad file or override: exit 2, one line, nothing made', () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(
       /params\.urlOk must be an absolute http\(s\) URL; step pay \(sandbox\.pay\): params\.sessionId refers to/,
+    );
+  });
+});
+
+describe('what a fixture file is read as', () => {
+  it('a UTF-8 byte order mark is skipped: the file runs', async () => {
+    const example = readFileSync(join(EXAMPLES, 'declined.json'), 'utf8');
+    const [made] = await fixture(fixtureFile(`\uFEFF${example}`));
+    expect(made).toMatchObject({ step: 'session', status: 'failed' });
+  });
+
+  it('a link to a file that is not JSON: refused without quoting any of that file', async () => {
+    const secret = join(dir, 'secret.txt');
+    writeFileSync(secret, 'root:x:0:0:TOPSECRET\n');
+    const link = join(dir, 'linked.json');
+    symlinkSync(secret, link);
+    const result = await cli(['trigger', '--fixture', link]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/the fixture \S+linked\.json is not JSON/);
+    expect(result.stderr).not.toMatch(/root|TOPSECRET/);
+  });
+
+  it('100 000 bad steps: the first 10 problems and a count of the rest, on one short line', async () => {
+    const steps = Array.from({ length: 100_000 }, (_, index) => ({ name: `s${index}`, action: 'nope' }));
+    const result = await cli(['trigger', '--fixture', fixtureFile({ steps })]);
+    expect(result.code).toBe(2);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(result.stderr.length).toBeLessThan(10_000);
+    expect(result.stderr.match(/is not one of/g)).toHaveLength(10);
+    expect(result.stderr).toMatch(
+      /step s0: action "nope" is not one of .*step s9: action "nope" .*; and 99990 more problems \(see --help\)$/m,
     );
   });
 });

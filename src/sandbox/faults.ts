@@ -44,7 +44,30 @@ export const EFFECT_FIELDS: Record<FaultEffect['type'], readonly string[]> = {
   terminal: ['outcome', 'ms'],
 };
 
-const isCount = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0;
+/**
+ * The range of each numeric field of a rule, refused beyond it (400 naming the field and range).
+ * A latency or a slow terminal holds a real request on a real timer: at most 10 minutes, far under
+ * the 2^31 − 1 ms a timer honours. A delay is on the sandbox clock: at most a day. `copies` sends
+ * that many deliveries per URL at once; `retryAfter` is the `Retry-After` header, in seconds.
+ */
+export const FAULT_RULE_LIMITS = {
+  latencyMs: { min: 0, max: 600_000 },
+  terminalMs: { min: 0, max: 600_000 },
+  delayMs: { min: 0, max: 86_400_000 },
+  copies: { min: 2, max: 100 },
+  retryAfter: { min: 0, max: 86_400 },
+  times: { min: 1, max: 1_000_000 },
+} as const;
+
+/** How many rules a tenant holds at most: each is asked on every call, and the dashboard lists them all. */
+export const MAX_FAULT_RULES = 100;
+
+type Range = { readonly min: number; readonly max: number };
+
+const within = (value: unknown, { min, max }: Range): value is number =>
+  Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
+
+const rangeText = ({ min, max }: Range) => `a whole number from ${min} to ${max}`;
 
 function fail(message: string): never {
   throw new FaultRuleError(`Fault rule refused: ${message}`);
@@ -61,10 +84,10 @@ function parseEffect(value: unknown): FaultEffect {
   const type = oneOf(effect.type, Object.keys(EFFECT_FIELDS) as FaultEffect['type'][], 'effect.type');
   const unknown = Object.keys(effect).find((field) => field !== 'type' && !EFFECT_FIELDS[type]?.includes(field));
   if (unknown !== undefined) fail(`effect.${unknown} is not a field of a ${type} effect`);
-  const count = (field: string, optional = false): number | undefined => {
+  const count = (field: string, range: Range, optional = false): number | undefined => {
     const amount = effect[field];
     if (optional && amount === undefined) return undefined;
-    if (!isCount(amount)) fail(`effect.${field} must be a whole number, 0 or more`);
+    if (!within(amount, range)) fail(`effect.${field} must be ${rangeText(range)}`);
     return amount;
   };
   switch (type) {
@@ -72,29 +95,28 @@ function parseEffect(value: unknown): FaultEffect {
       const ms = effect.ms;
       if (Array.isArray(ms)) {
         const [min, max] = ms as unknown[];
-        if (ms.length !== 2 || !isCount(min) || !isCount(max) || min > max) fail('effect.ms must be N or [MIN, MAX] with MIN <= MAX');
+        const range = FAULT_RULE_LIMITS.latencyMs;
+        if (ms.length !== 2 || !within(min, range) || !within(max, range) || min > max)
+          fail(`effect.ms must be N or [MIN, MAX] with MIN <= MAX, each ${rangeText(range)}`);
         return { type, ms: [min, max] };
       }
-      return { type, ms: count('ms') as number };
+      return { type, ms: count('ms', FAULT_RULE_LIMITS.latencyMs) as number };
     }
     case 'error': {
       const status = oneOf(effect.status, [500, 502, 503, 504, 429] as const, 'effect.status');
       const when = oneOf(effect.when, ['before', 'after-commit'] as const, 'effect.when');
-      const retryAfter = count('retryAfter', true);
+      const retryAfter = count('retryAfter', FAULT_RULE_LIMITS.retryAfter, true);
       return retryAfter === undefined ? { type, status, when } : { type, status, when, retryAfter };
     }
     case 'reset':
       return { type, when: oneOf(effect.when, ['before', 'after-commit'] as const, 'effect.when') };
-    case 'duplicate': {
-      const copies = count('copies') as number;
-      if (copies < 2) fail('effect.copies must be 2 or more');
-      return { type, copies };
-    }
+    case 'duplicate':
+      return { type, copies: count('copies', FAULT_RULE_LIMITS.copies) as number };
     case 'delay':
-      return { type, ms: count('ms') as number };
+      return { type, ms: count('ms', FAULT_RULE_LIMITS.delayMs) as number };
     case 'terminal': {
       const outcome = oneOf(effect.outcome, ['busy', 'offline', 'slow'] as const, 'effect.outcome');
-      const ms = count('ms', true);
+      const ms = count('ms', FAULT_RULE_LIMITS.terminalMs, true);
       if (outcome === 'slow' && ms === undefined) fail('a slow terminal needs effect.ms');
       return ms === undefined ? { type, outcome } : { type, outcome, ms };
     }
@@ -118,7 +140,7 @@ export function parseFaultRule(value: unknown, routes: readonly string[]): Fault
   if (input.route !== undefined) rule.route = oneOf(input.route, routes, 'route');
   if (input.event !== undefined) rule.event = oneOf(input.event, ['AUTHORISATION', 'REFUND'] as const, 'event');
   if (input.times !== undefined) {
-    if (!isCount(input.times) || input.times < 1) fail('times must be a whole number, 1 or more');
+    if (!within(input.times, FAULT_RULE_LIMITS.times)) fail(`times must be ${rangeText(FAULT_RULE_LIMITS.times)}`);
     rule.times = input.times;
   }
   if (input.probability !== undefined) {
@@ -191,8 +213,11 @@ export class FaultRules implements SandboxFaults {
     this.#random = seededRandom(seed ^ 0x5fa17);
   }
 
-  /** Adds a rule; throws {@link FaultRuleError} for one the sandbox cannot apply. */
+  /** Adds a rule; throws {@link FaultRuleError} for one the sandbox cannot apply, or past {@link MAX_FAULT_RULES}. */
   add(value: unknown): FaultRuleState {
+    if (this.#rules.length >= MAX_FAULT_RULES) {
+      fail(`a tenant holds at most ${MAX_FAULT_RULES} rules: remove one (DELETE /_sandbox/faults/{id}) before adding another`);
+    }
     const state = { ...parseFaultRule(value, this.#routes), id: `fault_${this.#next++}`, injected: 0 };
     this.#rules.push(state);
     return structuredClone(state);

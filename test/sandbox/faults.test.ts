@@ -86,7 +86,11 @@ describe('fault rules: control API and typed methods', () => {
     ['an unknown route', { route: 'POST /payment/sessions', effect: { type: 'truncate' } }, 'route must be one of'],
     ['an API effect on an event', { event: 'AUTHORISATION', effect: { type: 'latency', ms: 5 } }, 'give a route'],
     ['a webhook effect on a route', { route: 'POST /payment/session', effect: { type: 'drop' } }, 'give an event'],
-    ['one copy for duplicate', { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 1 } }, 'copies must be 2 or more'],
+    [
+      'one copy for duplicate',
+      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 1 } },
+      'copies must be a whole number from 2 to 100',
+    ],
     ['reorder on a route', { route: 'POST /payment/session', effect: { type: 'reorder' } }, 'give an event'],
     [
       'a terminal effect off the POS route',
@@ -113,6 +117,120 @@ describe('fault rules: control API and typed methods', () => {
     expect(answer.body.error.message).toContain(words);
     expect(() => sandbox.faults.add(rule as never)).toThrow(FaultRuleError);
     expect(sandbox.faults.list()).toEqual([]);
+  });
+});
+
+describe('fault rules at their extremes: every number has a range, a tenant at most 100 rules', () => {
+  const API = 'POST /payment/session';
+  const refusals: [string, unknown, string][] = [
+    [
+      '2^32 copies',
+      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 2 ** 32 } },
+      'effect.copies must be a whole number from 2 to 100',
+    ],
+    [
+      '2^53 − 1 copies',
+      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: Number.MAX_SAFE_INTEGER } },
+      'effect.copies must be a whole number from 2 to 100',
+    ],
+    [
+      '101 copies',
+      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 101 } },
+      'effect.copies must be a whole number from 2 to 100',
+    ],
+    ['a latency of 2^31 ms', { route: API, effect: { type: 'latency', ms: 2 ** 31 } }, 'effect.ms must be a whole number from 0 to 600000'],
+    [
+      'a latency over 10 minutes',
+      { route: API, effect: { type: 'latency', ms: 600_001 } },
+      'effect.ms must be a whole number from 0 to 600000',
+    ],
+    [
+      'a latency range past 10 minutes',
+      { route: API, effect: { type: 'latency', ms: [0, 2 ** 31] } },
+      'each a whole number from 0 to 600000',
+    ],
+    [
+      'a slow terminal of 2^31 ms',
+      { route: 'POST /pos/payment', effect: { type: 'terminal', outcome: 'slow', ms: 2 ** 31 } },
+      'effect.ms must be a whole number from 0 to 600000',
+    ],
+    [
+      'a delay over a day',
+      { event: 'REFUND', effect: { type: 'delay', ms: 86_400_001 } },
+      'effect.ms must be a whole number from 0 to 86400000',
+    ],
+    [
+      'a Retry-After over a day',
+      { route: API, effect: { type: 'error', status: 429, when: 'before', retryAfter: 86_401 } },
+      'effect.retryAfter must be a whole number from 0 to 86400',
+    ],
+    [
+      'times over a million',
+      { route: API, times: 1_000_001, effect: { type: 'truncate' } },
+      'times must be a whole number from 1 to 1000000',
+    ],
+    ['a negative probability', { route: API, probability: -0.1, effect: { type: 'truncate' } }, 'probability must be a number from 0 to 1'],
+  ];
+
+  it.each(refusals)('refuses %s with 400 naming the field and its range', async (_name, rule, words) => {
+    const { sandbox } = await start();
+    const answer = await control(sandbox, 'POST', 'faults', rule);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ success: false, error: { code: 12001, statusCode: 400 } });
+    expect(answer.body.error.message).toContain(words);
+    expect(sandbox.faults.list()).toEqual([]);
+  });
+
+  it('accepts every value at its bounds', async () => {
+    const { sandbox } = await start();
+    const bounds = [
+      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 2 } },
+      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 100 } },
+      { route: API, effect: { type: 'latency', ms: 0 } },
+      { route: API, effect: { type: 'latency', ms: 600_000 } },
+      { route: API, effect: { type: 'latency', ms: [0, 600_000] } },
+      { route: 'POST /pos/payment', effect: { type: 'terminal', outcome: 'slow', ms: 600_000 } },
+      { event: 'REFUND', effect: { type: 'delay', ms: 0 } },
+      { event: 'REFUND', effect: { type: 'delay', ms: 86_400_000 } },
+      { route: API, effect: { type: 'error', status: 503, when: 'before', retryAfter: 0 } },
+      { route: API, effect: { type: 'error', status: 503, when: 'before', retryAfter: 86_400 } },
+      { route: API, times: 1, probability: 0, effect: { type: 'truncate' } },
+      { route: API, times: 1_000_000, probability: 1, effect: { type: 'truncate' } },
+    ];
+    for (const rule of bounds) {
+      const answer = await control(sandbox, 'POST', 'faults', rule);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body.data).toMatchObject(rule);
+    }
+    expect(sandbox.faults.list()).toHaveLength(bounds.length);
+  });
+
+  it('holds 100 rules per tenant: the 101st is refused with 400 until one is removed; other tenants are not counted', async () => {
+    const { sandbox } = await start();
+    const rule = { route: API, times: 1, effect: { type: 'truncate' } };
+    const ids: string[] = [];
+    for (let index = 0; index < 100; index++) {
+      const answer = await control(sandbox, 'POST', 'faults', rule);
+      expect(answer.status).toBe(200);
+      ids.push(answer.body.data.id);
+    }
+    const refused = await control(sandbox, 'POST', 'faults', rule);
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ success: false, error: { code: 12001, statusCode: 400 } });
+    expect(refused.body.error.message).toBe(
+      'Fault rule refused: a tenant holds at most 100 rules: remove one (DELETE /_sandbox/faults/{id}) before adding another',
+    );
+    expect(() => sandbox.faults.add(rule as never)).toThrow(FaultRuleError);
+    expect(sandbox.faults.list()).toHaveLength(100);
+    const other = sandbox.createTenant({ webcode: 'FAULTS_OTHER' });
+    const theirs = await fetch(`${sandbox.baseUrl}/_sandbox/faults`, {
+      method: 'POST',
+      headers: { 'x-api-key': other.keys.test, 'content-type': 'application/json' },
+      body: JSON.stringify(rule),
+    });
+    expect(theirs.status).toBe(200);
+    expect((await control(sandbox, 'DELETE', `faults/${ids[0]}`)).status).toBe(200);
+    expect((await control(sandbox, 'POST', 'faults', rule)).status).toBe(200);
   });
 });
 

@@ -11,7 +11,7 @@
 import { documentHead, type ServerEntry } from '../../openapi/document.js';
 import type { JsonObject } from '../../openapi/json-schema.js';
 import { API_ROUTES } from '../api/routes.js';
-import { EFFECT_FIELDS } from '../faults.js';
+import { EFFECT_FIELDS, FAULT_RULE_LIMITS, MAX_FAULT_RULES } from '../faults.js';
 import { CONTROL_OPENAPI_PATH, openApiAnswer } from '../openapi.js';
 import { SANDBOX_CODES } from '../responses.js';
 import type { Step } from '../steps/chain.js';
@@ -62,14 +62,19 @@ const LISTING_QUERY = {
   order: { type: 'string', enum: ['asc', 'desc'], default: 'asc', description: 'Creation order.' },
 };
 
-const ms = { type: 'integer', minimum: 0 };
-/** The schema of each field a fault effect may have, by name (the parser's `EFFECT_FIELDS` says which effect has which). */
+const range = ({ min, max }: { min: number; max: number }) => ({ type: 'integer', minimum: min, maximum: max });
+const latencyMs = range(FAULT_RULE_LIMITS.latencyMs);
+/** The schema of each field a fault effect may have, by name, or by `type.name` where effects differ (the parser's `EFFECT_FIELDS` says which effect has which). */
 const EFFECT_FIELD_SCHEMAS: Record<string, JsonObject> = {
-  ms: { anyOf: [ms, { type: 'array', prefixItems: [ms, ms], minItems: 2, maxItems: 2, description: '[MIN, MAX]' }] },
+  'latency.ms': {
+    anyOf: [latencyMs, { type: 'array', prefixItems: [latencyMs, latencyMs], minItems: 2, maxItems: 2, description: '[MIN, MAX]' }],
+  },
+  'delay.ms': { ...range(FAULT_RULE_LIMITS.delayMs), description: 'Milliseconds of the sandbox clock.' },
+  'terminal.ms': range(FAULT_RULE_LIMITS.terminalMs),
   status: { type: 'integer', enum: [500, 502, 503, 504, 429] },
   when: { type: 'string', enum: ['before', 'after-commit'] },
-  retryAfter: { type: 'integer', minimum: 0, description: 'Seconds, sent as `Retry-After`.' },
-  copies: { type: 'integer', minimum: 0 },
+  retryAfter: { ...range(FAULT_RULE_LIMITS.retryAfter), description: 'Seconds, sent as `Retry-After`.' },
+  copies: range(FAULT_RULE_LIMITS.copies),
   outcome: { type: 'string', enum: ['busy', 'offline', 'slow'] },
 };
 const REQUIRED_EFFECT_FIELDS = new Set(['ms', 'status', 'when', 'copies', 'outcome']);
@@ -79,7 +84,12 @@ function effectSchema(): JsonObject {
     oneOf: Object.entries(EFFECT_FIELDS).map(([type, fields]) => ({
       title: type,
       type: 'object',
-      properties: { type: { const: type }, ...Object.fromEntries(fields.map((field) => [field, EFFECT_FIELD_SCHEMAS[field] ?? {}])) },
+      properties: {
+        type: { const: type },
+        ...Object.fromEntries(
+          fields.map((field) => [field, EFFECT_FIELD_SCHEMAS[`${type}.${field}`] ?? EFFECT_FIELD_SCHEMAS[field] ?? {}]),
+        ),
+      },
       required: ['type', ...fields.filter((field) => REQUIRED_EFFECT_FIELDS.has(field) && !(type === 'terminal' && field === 'ms'))],
       additionalProperties: false,
     })),
@@ -190,7 +200,7 @@ const SCHEMAS: Record<string, JsonObject> = {
       environment,
       route: { type: 'string', enum: API_ROUTES.map((route) => route.template) },
       event: { type: 'string', enum: ['AUTHORISATION', 'REFUND'] },
-      times: { type: 'integer', minimum: 1, description: 'Strikes the next N matches only; default every match.' },
+      times: { ...range(FAULT_RULE_LIMITS.times), description: 'Strikes the next N matches only; default every match.' },
       probability: { type: 'number', minimum: 0, maximum: 1, description: 'Drawn from the stream seeded by the sandbox seed; default 1.' },
       effect: effectSchema(),
     },
@@ -392,7 +402,7 @@ export const CONTROL_OPERATIONS: readonly ControlOperationDoc[] = [
     method: 'post',
     path: 'faults',
     summary: 'Add a fault rule',
-    description: 'Every answer a rule changed carries `X-Sandbox-Fault: <rule id>`.',
+    description: `Every answer a rule changed carries \`X-Sandbox-Fault: <rule id>\`. A tenant holds at most ${MAX_FAULT_RULES} rules: the next is refused with 400.`,
     tag: 'Faults',
     body: ref('FaultRule'),
     data: ref('FaultRuleState'),
