@@ -49,6 +49,7 @@ export {
   type ExpectedRedirect,
   REDIRECT_ENCRYPTIONS,
   REDIRECT_SIGNING_ALGORITHMS,
+  REDIRECT_TOKEN_MAX_CHARS,
   type RedirectAlgorithm,
   verifyRedirect,
 } from './helpers/redirect.js';

@@ -129,6 +129,43 @@ function rawPost(url: string, headers: Record<string, string>, body: Buffer): Pr
   });
 }
 
+/** What a sender of a large body met: the answer (if any) and the error, once its connection closed. */
+interface LargeAnswer {
+  status?: number | undefined;
+  connection?: string | undefined;
+  body: string;
+  error?: string | undefined;
+}
+
+/**
+ * POSTs `megabytes` MB in 1 MB writes over a connection of its own, the length declared or not
+ * (then Node sends it chunked), and resolves once that connection has closed.
+ */
+function postLarge(url: string, megabytes: number, declared: boolean): Promise<LargeAnswer> {
+  const chunk = Buffer.alloc(1_000_000, 'a');
+  const headers = { 'content-type': 'application/json', ...(declared ? { 'content-length': String(megabytes * chunk.length) } : {}) };
+  return new Promise((done) => {
+    const result: LargeAnswer = { body: '' };
+    const outgoing = request(url, { method: 'POST', agent: false, headers }, (response) => {
+      result.status = response.statusCode;
+      result.connection = response.headers.connection;
+      response.setEncoding('utf8').on('data', (text: string) => (result.body += text));
+    });
+    outgoing.on('error', (error: NodeJS.ErrnoException) => (result.error = error.code ?? error.message));
+    // An error the close brings (a reset) is emitted around it: look once both are out.
+    outgoing.once('socket', (socket) => socket.once('close', () => setImmediate(() => done(result))));
+    let sent = 0;
+    const more = () => {
+      while (sent < megabytes) {
+        sent += 1;
+        if (!outgoing.write(chunk)) return void outgoing.once('drain', more);
+      }
+      outgoing.end();
+    };
+    more();
+  });
+}
+
 /** Header names of a raw header list, lowercased, without those each hop sets itself. */
 function headerNames(rawHeaders: string[]): string[] {
   const own = new Set(['host', 'connection', 'content-length']);
@@ -307,6 +344,24 @@ describe('elsewhere', { timeout: 30_000 }, () => {
     expect(value('content-type')).toBe('application/json; charset=utf-8');
     expect(value('content-length')).toBe(String(body.length));
     expect(forwarded?.body.equals(body)).toBe(true);
+    listener.child.kill('SIGTERM');
+    await listener.exit;
+  });
+
+  it('a 20 MB body, chunked or declared: 413 and its message, read by the sender before the connection closes (no reset); listening goes on', async () => {
+    const listener = await listen(['--no-confirm', '--format', 'ndjson'], envFor(undefined));
+    for (const declared of [false, true]) {
+      const answer = await postLarge(listener.url, 20, declared);
+      expect(answer).toEqual({ status: 413, connection: 'close', body: JSON.stringify({ error: 'a webhook is at most 1048576 bytes' }) });
+    }
+    expect(listener.stderr()).toContain('listen: refused a delivery of more than 1048576 bytes');
+    // Still listening: a webhook after the refusals is received.
+    const webhook = {
+      event_code: 'AUTHORISATION',
+      data: { paymentReference: 'X-BIG-1', amount: 100, currency: 'EUR', paymentStatus: 'AUTHORISED' },
+    };
+    expect((await post(listener.url, JSON.stringify(webhook))).status).toBe(200);
+    expect((await listener.eventsAt(1))[0]?.paymentReference).toBe('X-BIG-1');
     listener.child.kill('SIGTERM');
     await listener.exit;
   });

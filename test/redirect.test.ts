@@ -1,10 +1,11 @@
 import { createCipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { inspect } from 'node:util';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   ConfigurationError,
   decodeRedirectData,
+  REDIRECT_TOKEN_MAX_CHARS,
   RedirectDataError,
   type RedirectDataErrorReason,
   RedirectMismatchError,
@@ -13,6 +14,22 @@ import {
 import { rejection } from './support/rejection.js';
 
 // Tokens here are built with node:crypto alone, independently of jose, which the SDK uses.
+
+// Counts the calls into jose, which verifies and decrypts: a token refused for its size never gets there.
+const joseCalls = vi.hoisted(() => ({ count: 0 }));
+vi.mock('../src/helpers/jose.js', async (importOriginal) => {
+  const jose = await importOriginal<typeof import('../src/helpers/jose.js')>();
+  return {
+    jwtVerify: (...args: Parameters<typeof jose.jwtVerify>) => {
+      joseCalls.count += 1;
+      return jose.jwtVerify(...args);
+    },
+    jwtDecrypt: (...args: Parameters<typeof jose.jwtDecrypt>) => {
+      joseCalls.count += 1;
+      return jose.jwtDecrypt(...args);
+    },
+  };
+});
 
 const SECRET = 'cs_test_SENTINEL_client_secret_0123456789';
 const now = () => Math.floor(Date.now() / 1000);
@@ -190,6 +207,64 @@ describe('decodeRedirectData', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+describe('the size of a token', () => {
+  beforeEach(() => {
+    joseCalls.count = 0;
+  });
+
+  /** A token of the sandbox's shape, its 255-character description and 100-character customReference made of `char`. */
+  const sandboxClaims = (char: string) => ({
+    paymentReference: 'SHOP-WEBCODE-1-PXTT-4242424242',
+    sessionId: `ses_${'x'.repeat(40)}`,
+    amount: 99_999_999,
+    currency: 'EUR',
+    status: 'AUTHORISED',
+    paymentStatus: 'AUTHORISED',
+    customReference: char.repeat(100),
+    description: char.repeat(255),
+    webcode: 'SHOP-WEBCODE-1',
+    iat: now(),
+    exp: now() + 3600,
+  });
+
+  it.each([1_000_000, 10_000_000])('refuses a validly signed token of %i bytes as too-large, without calling jose', async (bytes) => {
+    const token = signed(b64url(JSON.stringify({ ...claims, pad: 'a'.repeat(Math.ceil((bytes * 3) / 4)) })));
+    expect(token.length).toBeGreaterThan(bytes);
+    const error = await rejection(decodeRedirectData(token, SECRET));
+    expect(error).toBeInstanceOf(RedirectDataError);
+    expect((error as RedirectDataError).reason).toBe('too-large');
+    expect((error as RedirectDataError).message).toContain(`longer than ${REDIRECT_TOKEN_MAX_CHARS} characters`);
+    expect(joseCalls.count).toBe(0);
+    // The same refusal through verifyRedirect, and for an encrypted one.
+    expect(await reason(verifyRedirect(`https://shop.example/paid?data=${token}`, SECRET, {}))).toBe('too-large');
+    const encrypted = jwe({ ...claims, pad: 'a'.repeat(bytes) }, 'A256GCM');
+    expect(await reason(decodeRedirectData(encrypted, SECRET))).toBe('too-large');
+    expect(joseCalls.count).toBe(0);
+  });
+
+  it('accepts the largest realistic token (every character of description and customReference escaped), signed or encrypted', async () => {
+    for (const char of ['a', '\u{1f600}', '\u0001', '"']) {
+      for (const token of [jws(sandboxClaims(char), SECRET, 'HS512'), jwe(sandboxClaims(char), 'A256CBC-HS512')]) {
+        expect(token.length).toBeLessThan(REDIRECT_TOKEN_MAX_CHARS / 2);
+        await expect(decodeRedirectData(token, SECRET)).resolves.toMatchObject({ description: char.repeat(255) });
+      }
+    }
+    expect(joseCalls.count).toBe(8);
+  });
+
+  it(`reads a token of up to ${REDIRECT_TOKEN_MAX_CHARS} characters, refuses one character more`, async () => {
+    // The padding that brings a signed token closest to the bound from below, and just past it.
+    const ofPad = (length: number) => jws({ ...claims, pad: 'p'.repeat(length) });
+    let pad = 0;
+    while (ofPad(pad + 1).length <= REDIRECT_TOKEN_MAX_CHARS) pad += 1;
+    const atBound = ofPad(pad);
+    expect(atBound.length).toBeGreaterThanOrEqual(REDIRECT_TOKEN_MAX_CHARS - 2);
+    await expect(decodeRedirectData(atBound, SECRET)).resolves.toMatchObject(claims);
+    expect(await reason(decodeRedirectData(ofPad(pad + 1), SECRET))).toBe('too-large');
+    expect(await reason(decodeRedirectData(`${'a'.repeat(REDIRECT_TOKEN_MAX_CHARS + 1)}`, SECRET))).toBe('too-large');
   });
 });
 

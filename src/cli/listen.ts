@@ -20,6 +20,7 @@ import {
   type WebhookOutcome,
   WebhookParseError,
 } from '../index.js';
+import { refuseBody } from '../sandbox/http/refuse.js';
 import { findSandbox, KeyRefusedError, type SandboxLink } from './control.js';
 import {
   BROKEN_PIPE,
@@ -128,15 +129,27 @@ function localUrl(host: string, port: number): string {
   return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/`;
 }
 
-async function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) return undefined;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+/**
+ * The delivery's body, or `undefined` past {@link MAX_BODY_BYTES} (declared in `content-length`, or
+ * counted as the chunks arrive). Read from `data` events rather than with `for await`: leaving that
+ * loop early destroys the socket, and the client met a reset instead of the 413. Past the limit
+ * nothing more is kept; the rest flows on to be dropped by `refuseBody`.
+ */
+function readBody(request: IncomingMessage): Promise<Buffer | undefined> {
+  if (Number(request.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return Promise.resolve(undefined);
+  return new Promise((done, fail) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const keep = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
+      request.off('data', keep);
+      done(undefined);
+    };
+    request.on('data', keep);
+    request.once('end', () => done(Buffer.concat(chunks)));
+    request.once('error', fail);
+  });
 }
 
 /** The `--forward-to` URL: http(s), with a host and a port something can listen on. */
@@ -331,7 +344,8 @@ export function registerListen(program: Command, context: CommandContext): void 
         const receivedAt = new Date().toISOString();
         const body = await readBody(request);
         if (!body) {
-          reply(response, 413, JSON.stringify({ error: `a webhook is at most ${MAX_BODY_BYTES} bytes` }));
+          // The answer first, then the rest of the body read and dropped before the connection closes.
+          refuseBody(request, JSON.stringify({ error: `a webhook is at most ${MAX_BODY_BYTES} bytes` }));
           say(context.terminal, `listen: refused a delivery of more than ${MAX_BODY_BYTES} bytes`);
           return;
         }

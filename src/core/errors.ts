@@ -331,8 +331,21 @@ export class PosPaymentPendingError extends PaymentServiceError {
   }
 }
 
-/** Why the `data` parameter of a redirect was refused. */
-export type RedirectDataErrorReason = 'missing' | 'malformed' | 'signature' | 'algorithm' | 'expired' | 'not-before' | 'decryption';
+/**
+ * Why the `data` parameter of a redirect was refused: `missing`; `malformed` (not a JWS or JWE, or
+ * an unexpected claim); `signature` or `decryption` (altered, or made with another secret);
+ * `algorithm` (not allowed); `expired`; `not-before`; `too-large` (longer than
+ * `REDIRECT_TOKEN_MAX_CHARS`, refused before any cryptography).
+ */
+export type RedirectDataErrorReason =
+  | 'missing'
+  | 'malformed'
+  | 'signature'
+  | 'algorithm'
+  | 'expired'
+  | 'not-before'
+  | 'decryption'
+  | 'too-large';
 
 /** The redirect's `data` token is missing, malformed, tampered, expired or made with another key. Never includes the secret. */
 export class RedirectDataError extends PaymentServiceError {

@@ -26,6 +26,15 @@ export interface DecodeRedirectOptions {
   currentDate?: Date | undefined;
 }
 
+/**
+ * The longest `data` token {@link decodeRedirectData} reads, in characters: longer ones are refused
+ * with reason `too-large` before any cryptography. A token of the sandbox with a 255-character
+ * description and a 100-character `customReference` weighs about 1 100 characters, 3 500 at worst
+ * (every character escaped in its JSON); 8 192 leaves room for more claims, and is as much as most
+ * servers take in a whole request line.
+ */
+export const REDIRECT_TOKEN_MAX_CHARS = 8192;
+
 /** Key length in bytes each content encryption needs. */
 const KEY_BYTES: Record<(typeof REDIRECT_ENCRYPTIONS)[number], number> = {
   A128GCM: 16,
@@ -54,6 +63,7 @@ const MESSAGES: Record<RedirectDataErrorReason, string> = {
   expired: 'The redirect data has expired',
   'not-before': 'The redirect data is not valid yet',
   decryption: 'The redirect data could not be decrypted with the client secret: the token was altered or made with another secret',
+  'too-large': `The redirect data is longer than ${REDIRECT_TOKEN_MAX_CHARS} characters`,
 };
 
 function fail(reason: RedirectDataErrorReason, detail?: string): never {
@@ -99,8 +109,9 @@ async function encryptionKey(secret: Uint8Array<ArrayBuffer>, enc: (typeof REDIR
  *   needs (16, 32, 32, 64 bytes); otherwise the first 16 or 32 bytes of SHA-256, or the 64 bytes of
  *   SHA-512 (A256CBC-HS512), of those bytes.
  *
- * `alg: none` is always refused; `exp` and `nbf` are enforced when present. Throws
- * {@link RedirectDataError} with a `reason`; the secret never appears in it.
+ * `alg: none` is always refused; `exp` and `nbf` are enforced when present. A token longer than
+ * {@link REDIRECT_TOKEN_MAX_CHARS} (8 192) characters is refused (reason `too-large`) before any
+ * cryptography. Throws {@link RedirectDataError} with a `reason`; the secret never appears in it.
  */
 export async function decodeRedirectData(
   token: string,
@@ -110,6 +121,9 @@ export async function decodeRedirectData(
   const key = secretBytes(clientSecret);
   if (token === undefined || token === null || token === '') fail('missing');
   if (typeof token !== 'string') fail('malformed', 'not a string');
+  // Checked before anything is decoded or verified: an HMAC or a decryption of megabytes is work an
+  // attacker's URL should not buy.
+  if (token.length > REDIRECT_TOKEN_MAX_CHARS) fail('too-large', `${token.length} characters`);
   const segments = token.trim().split('.');
   if (segments.length !== 3 && segments.length !== 5) fail('malformed', `${segments.length} segments`);
   const header = headerOf(segments[0] ?? '');

@@ -255,6 +255,29 @@ export function nodeFs(): NodeFs {
   return fs as NodeFs;
 }
 
+/** The database file of a data folder, and its legacy state file if any: the folder made (0700 and 0600 files with `ownerOnly`). */
+function prepareFolder(dataDir: string, { ownerOnly = false }: { ownerOnly?: boolean }): { location: string; legacy: string | undefined } {
+  const fs = nodeFs();
+  const dir = dataDir.replace(/\/+$/, '') || '/';
+  const location = `${dir}/${DATABASE_FILE}`;
+  if (ownerOnly) {
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    // `mode` applies only to what mkdir and writeFile create: a folder or files of an earlier version keep theirs.
+    fs.chmodSync(dir, 0o700);
+    for (const file of [location, `${location}-wal`, `${location}-shm`]) if (fs.existsSync(file)) fs.chmodSync(file, 0o600);
+    // SQLite gives its -wal and -shm files the mode of the database: made 0600 before SQLite opens
+    // it (an empty file is a new database), they are 0600 from the start, whatever the umask.
+    if (!fs.existsSync(location)) fs.writeFileSync(location, '', { mode: 0o600 });
+  } else {
+    fs.mkdirSync(dir, { recursive: true });
+  }
+  // Leftovers of the JSON store's atomic writes, from runs that were killed.
+  for (const name of fs.readdirSync(dir)) {
+    if (name.startsWith(`${LEGACY_STATE_FILE}.`) && name.endsWith('.tmp')) fs.rmSync(`${dir}/${name}`, { force: true });
+  }
+  return { location, legacy: fs.existsSync(`${dir}/${LEGACY_STATE_FILE}`) ? `${dir}/${LEGACY_STATE_FILE}` : undefined };
+}
+
 /** The sandbox's database. */
 export class SandboxStore {
   readonly #db: Database;
@@ -270,23 +293,15 @@ export class SandboxStore {
   readonly modifications: RecordTable<ModificationRecord>;
   readonly deliveries: RecordTable<WebhookDelivery>;
 
-  /** Opens `dataDir/sandbox.db` (created if absent), or an in-memory database without `dataDir`. */
-  constructor(dataDir?: string) {
+  /**
+   * Opens `dataDir/sandbox.db` (created if absent), or an in-memory database without `dataDir`.
+   * With `ownerOnly` (a made tenant's store, beside the keys of `tenants.json`) the folder is 0700
+   * and the database and its `-wal` and `-shm` files 0600, also when an earlier version made them.
+   */
+  constructor(dataDir?: string, options: { ownerOnly?: boolean } = {}) {
     const { DatabaseSync } = loadSqlite();
-    let legacy: string | undefined;
-    if (dataDir === undefined) {
-      this.location = ':memory:';
-    } else {
-      const fs = nodeFs();
-      const dir = dataDir.replace(/\/+$/, '') || '/';
-      fs.mkdirSync(dir, { recursive: true });
-      this.location = `${dir}/${DATABASE_FILE}`;
-      // Leftovers of the JSON store's atomic writes, from runs that were killed.
-      for (const name of fs.readdirSync(dir)) {
-        if (name.startsWith(`${LEGACY_STATE_FILE}.`) && name.endsWith('.tmp')) fs.rmSync(`${dir}/${name}`, { force: true });
-      }
-      if (fs.existsSync(`${dir}/${LEGACY_STATE_FILE}`)) legacy = `${dir}/${LEGACY_STATE_FILE}`;
-    }
+    const { location, legacy } = dataDir === undefined ? { location: ':memory:', legacy: undefined } : prepareFolder(dataDir, options);
+    this.location = location;
     const advice = `move it aside (mv ${this.location} ${this.location}.broken) and start again`;
     try {
       this.#db = new DatabaseSync(this.location, { timeout: 5_000 });

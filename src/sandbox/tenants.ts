@@ -81,7 +81,8 @@ function delayPicker(option: TenantSettings['posDelay'], random: () => number): 
 /** Opens a tenant's store and wires its parts; work it had scheduled before a restart runs if due. */
 export function openTenant(settings: TenantSettings): Tenant {
   const { webcode } = settings;
-  const store = new SandboxStore(settings.dataDir);
+  // A made tenant's store lies beside its keys (`tenants.json`): its owner's only, as they are.
+  const store = new SandboxStore(settings.dataDir, { ownerOnly: settings.made });
   const clock = offsetClock(settings.clock, store.counter('clockOffset'));
   // Each run of a stored sandbox draws from its own stream, so tokens never repeat those of earlier runs.
   const runSeed = settings.seed + (store.runs - 1) * 0x9e3779b9;

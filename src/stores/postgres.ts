@@ -5,7 +5,8 @@
  */
 import { ConfigurationError } from '../core/errors.js';
 import { checkStoreArguments, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
-import { DEFAULT_TABLE, quoteTable } from './table.js';
+import { type ColumnShape, checkColumns } from './shape.js';
+import { tableOption } from './table.js';
 
 /**
  * What the store needs of a connection: a `pg` `Pool`, `Client` or `PoolClient` (node-postgres 8),
@@ -34,8 +35,8 @@ export interface PostgresWebhookStoreOptions {
  * `key` (primary key), `token` of the current claim, `lease_until`, and `done_at` once the
  * callback succeeded.
  */
-export function postgresWebhookStoreMigration(table: string = DEFAULT_TABLE): string {
-  const name = quoteTable(table, true);
+export function postgresWebhookStoreMigration(table?: string): string {
+  const name = pgTable(table);
   return `CREATE TABLE IF NOT EXISTS ${name} (
   key text PRIMARY KEY,
   token text,
@@ -49,6 +50,74 @@ export function postgresWebhookStoreMigration(table: string = DEFAULT_TABLE): st
 function alreadyCreated(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === '23505' || code === '42P07' || code === '42710';
+}
+
+/** Schemas of the system's own tables: never a store's. */
+const SYSTEM_SCHEMAS = /^(pg_catalog|information_schema|pg_toast.*)$/;
+
+/** The `table` option quoted, refused at once when it is not a name or names a system schema. */
+function pgTable(table: unknown): string {
+  const name = tableOption(table, true);
+  const schema = /^"([^"]+)"\./.exec(name)?.[1];
+  if (schema !== undefined && SYSTEM_SCHEMAS.test(schema))
+    throw new ConfigurationError('table', `The webhook store's table ${name} is in ${schema}, a system schema: name a table of your own`);
+  return name;
+}
+
+/** The table's schema, kind and columns, found as the SQL names it (the search path resolves an unqualified name). */
+const SHAPE_SQL = `SELECT n.nspname AS schema, c.relkind AS kind, a.attname AS name,
+    format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null, a.atthasdef AS has_default,
+    EXISTS (SELECT 1 FROM pg_index i WHERE i.indrelid = c.oid AND i.indisunique AND i.indpred IS NULL
+      AND i.indnkeyatts = 1 AND i.indkey[0] = a.attnum) AS unique
+  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+  LEFT JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+  WHERE c.oid = to_regclass($1)`;
+
+interface ShapeRow {
+  schema: string;
+  kind: string;
+  name: string | null;
+  type: string | null;
+  not_null: boolean | null;
+  has_default: boolean | null;
+  unique: boolean | null;
+}
+
+/**
+ * Refuses a table the store cannot use: absent, a system table, not a table, or of another shape.
+ * `create` makes an absent one first (createTable): only once the name resolves to nothing, so
+ * that an unqualified `pg_class` is never made beside the system's.
+ */
+async function checkShape(pool: PostgresQueryable, table: string, create?: () => Promise<void>): Promise<void> {
+  const shape = async () => ((await pool.query(SHAPE_SQL, [table])) as { rows: ShapeRow[] }).rows;
+  let rows = await shape();
+  if (rows.length === 0 && create) {
+    await create();
+    rows = await shape();
+  }
+  const fix = 'make it with postgresWebhookStoreMigration() (or createTable: true), or name another table';
+  const first = rows[0];
+  if (!first) throw new ConfigurationError('table', `The webhook store's table ${table} does not exist; ${fix}`);
+  if (SYSTEM_SCHEMAS.test(first.schema))
+    throw new ConfigurationError('table', `The webhook store's table ${table} is a system table (schema ${first.schema}); ${fix}`);
+  if (first.kind !== 'r' && first.kind !== 'p')
+    throw new ConfigurationError('table', `The webhook store's table ${table} is not a table (a view or another relation); ${fix}`);
+  const columns: ColumnShape[] = rows
+    .filter((row) => row.name !== null)
+    .map((row) => ({
+      name: row.name ?? '',
+      type: row.type ?? '',
+      notNull: row.not_null === true,
+      hasDefault: row.has_default === true,
+      unique: row.unique === true,
+    }));
+  checkColumns(
+    table,
+    columns,
+    (type, need) => (need === 'text' ? type === 'text' || type.startsWith('character varying') : type.startsWith('timestamp with')),
+    { text: 'text', time: 'timestamptz' },
+    fix,
+  );
 }
 
 interface ClaimRow {
@@ -77,27 +146,35 @@ interface ClaimRow {
  * const store = postgresWebhookStore(new pg.Pool({ connectionString: process.env.DATABASE_URL }), { createTable: true });
  * ```
  *
- * Throws {@link ConfigurationError} for a malformed option; the store's methods reject with
- * `pg`'s errors (the webhook handler then answers 500, and the sender retries).
+ * Throws {@link ConfigurationError} for a malformed option (a `table` that is `null` or not a
+ * name included). Before its first call the store checks its table, as the search path resolves
+ * it: a table that does not exist, a system table (`pg_catalog`, `information_schema`), a view, or
+ * a table of another shape (a column missing or of another type, `key` not unique, another column
+ * NOT NULL without a default) rejects with a `ConfigurationError` saying which table and what is
+ * wrong. Otherwise the methods reject with `pg`'s errors (the webhook handler then answers 500,
+ * and the sender retries).
  */
 export function postgresWebhookStore(pool: PostgresQueryable, options: PostgresWebhookStoreOptions = {}): WebhookStore {
   if (typeof (pool as PostgresQueryable | null)?.query !== 'function') {
     throw new ConfigurationError('pool', 'postgresWebhookStore needs a pg Pool or Client (anything with query(text, values))');
   }
-  const table = quoteTable(options.table ?? DEFAULT_TABLE, true);
-  const migration = postgresWebhookStoreMigration(options.table ?? DEFAULT_TABLE);
-  let created: Promise<void> | undefined;
-  const ready = (): Promise<void> | undefined => {
-    if (!options.createTable) return undefined;
-    created ??= pool.query(migration, []).then(
-      () => undefined,
-      (error: unknown) => {
-        if (alreadyCreated(error)) return;
-        created = undefined; // a later claim tries again
-        throw error;
-      },
-    );
-    return created;
+  const table = pgTable(options.table);
+  const migration = postgresWebhookStoreMigration(options.table);
+  const create = async () => {
+    try {
+      await pool.query(migration, []);
+    } catch (error) {
+      if (!alreadyCreated(error)) throw error;
+    }
+  };
+  // Made (with createTable) and checked once, before the first call; a failure is tried again by the next call.
+  let prepared: Promise<void> | undefined;
+  const ready = (): Promise<void> => {
+    prepared ??= checkShape(pool, table, options.createTable ? create : undefined).catch((error: unknown) => {
+      prepared = undefined;
+      throw error;
+    });
+    return prepared;
   };
   // The conflict branch always writes, so that RETURNING reads the row as it now is (the latest
   // committed version, locked), whoever holds it: the new claim, an unexpired one, or the done mark.
@@ -128,10 +205,12 @@ export function postgresWebhookStore(pool: PostgresQueryable, options: PostgresW
     },
     async complete(key, token) {
       checkStoreArguments(key, token);
+      await ready();
       await pool.query(completeSql, [key, token]);
     },
     async release(key, token) {
       checkStoreArguments(key, token);
+      await ready();
       await pool.query(releaseSql, [key, token]);
     },
   };

@@ -5,7 +5,8 @@
 import { ConfigurationError } from '../core/errors.js';
 import { type Database, loadSqlite } from '../core/sqlite.js';
 import { checkStoreArguments, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
-import { DEFAULT_TABLE, quoteTable } from './table.js';
+import { type ColumnShape, checkColumns } from './shape.js';
+import { tableOption } from './table.js';
 
 /** Options of {@link sqliteWebhookStore}. */
 export interface SqliteWebhookStoreOptions {
@@ -55,7 +56,10 @@ interface ClaimRow {
  * const store = sqliteWebhookStore({ path: '/var/lib/shop/webhooks.db' });
  * ```
  *
- * Throws {@link ConfigurationError} for a malformed option, and for a file that cannot be opened
+ * Throws {@link ConfigurationError} for a malformed option (a `table` that is `null` or not a
+ * name, or one of SQLite's own `sqlite_` tables included), for a table that exists with another
+ * shape (a column missing or of another type, `key` not unique, another column NOT NULL without a
+ * default: the message names the table and what is wrong), and for a file that cannot be opened
  * or made (an unwritable folder, a path through a file, a file that is not a database): its message
  * names the path and why, and `cause` is the error of `node:fs` or `node:sqlite`.
  */
@@ -63,7 +67,10 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
   if (typeof options !== 'object' || options === null || typeof options.path !== 'string' || options.path === '') {
     throw new ConfigurationError('path', 'sqliteWebhookStore needs { path }: the SQLite file every process of the app shares');
   }
-  const table = quoteTable(options.table ?? DEFAULT_TABLE, false);
+  const table = tableOption(options.table, false);
+  // SQLite's own tables (sqlite_schema, sqlite_sequence...): a name it reserves.
+  if (/^"sqlite_/i.test(table))
+    throw new ConfigurationError('table', `The webhook store's table ${table} is one of SQLite's own (sqlite_ names are reserved)`);
   const busyTimeoutMs = options.busyTimeoutMs ?? 5_000;
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
     throw new ConfigurationError('busyTimeoutMs', 'busyTimeoutMs must be a non-negative integer number of milliseconds');
@@ -84,10 +91,11 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
     db.exec(
       `CREATE TABLE IF NOT EXISTS ${table} (key TEXT PRIMARY KEY, token TEXT, lease_until INTEGER NOT NULL, done_at INTEGER) WITHOUT ROWID`,
     );
+    checkShape(db, table);
   } catch (error) {
     db.close();
     // Another process holding the file past the busy timeout is no configuration mistake: as it is.
-    throw isBusy(error) ? error : cannotOpen(options.path, error);
+    throw isBusy(error) || error instanceof ConfigurationError ? error : cannotOpen(options.path, error);
   }
   // The conflict branch always writes, so that RETURNING gives the row as it now is, whoever holds it:
   // the new claim, an unexpired one, or the done mark.
@@ -126,6 +134,46 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
       db.close();
     },
   };
+}
+
+/** The affinity SQLite gives a declared type (https://sqlite.org/datatype3.html#determination_of_column_affinity), as far as the store cares. */
+function affinity(type: string): 'integer' | 'text' | 'other' {
+  const upper = type.toUpperCase();
+  if (upper.includes('INT')) return 'integer';
+  if (upper.includes('CHAR') || upper.includes('CLOB') || upper.includes('TEXT')) return 'text';
+  return 'other';
+}
+
+/** Refuses a table that exists (`CREATE TABLE IF NOT EXISTS` left it as it was) with another shape. */
+function checkShape(db: Database, table: string): void {
+  const info = db.prepare(`PRAGMA table_info(${table})`).all() as unknown as {
+    name: string;
+    type: string;
+    notnull: number;
+    dflt_value: unknown;
+    pk: number;
+  }[];
+  const keyed = info.filter((column) => column.pk > 0);
+  const uniqueKey = (db.prepare(`PRAGMA index_list(${table})`).all() as unknown as { name: string; unique: number; partial: number }[])
+    .filter((index) => index.unique === 1 && index.partial === 0)
+    .some((index) => {
+      const columns = db.prepare(`PRAGMA index_info("${index.name.replace(/"/g, '""')}")`).all() as unknown as { name: string }[];
+      return columns.length === 1 && columns[0]?.name === 'key';
+    });
+  const columns: ColumnShape[] = info.map((column) => ({
+    name: column.name,
+    type: column.type,
+    notNull: column.notnull === 1 || column.pk > 0,
+    hasDefault: column.dflt_value !== null,
+    unique: (keyed.length === 1 && column.pk === 1) || (column.name === 'key' && uniqueKey),
+  }));
+  checkColumns(
+    table,
+    columns,
+    (type, need) => affinity(type) === (need === 'text' ? 'text' : 'integer'),
+    { text: 'TEXT', time: 'INTEGER (ms since the epoch)' },
+    'drop it, or name another table (the store creates it when absent)',
+  );
 }
 
 interface NodeFsMkdir {

@@ -25,3 +25,11 @@ export function quoteTable(table: unknown, qualified: boolean): string {
   }
   return parts.map((part) => `"${part}"`).join('.');
 }
+
+/**
+ * The `table` option quoted for SQL: the default when it is left out (`undefined`), otherwise it
+ * must be a valid name; `null` or any other non-string is refused like a malformed name.
+ */
+export function tableOption(table: unknown, qualified: boolean): string {
+  return quoteTable(table === undefined ? DEFAULT_TABLE : table, qualified);
+}

@@ -4,7 +4,7 @@
  * sessions paid through the hosted page, whose token names its tenant; 100 tenants running one
  * scenario at once; made tenants kept in the data folder and reopened by the next sandbox.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -390,6 +390,32 @@ describe('made tenants in the data folder', () => {
     const fresh = new PaymentClient({ apiKey: reborn.keys.test, webcode: 'WORKER_1', baseUrl: third.baseUrl, environment: 'test' });
     expect((await fresh.sessions.list().pages().next()).value?.total).toBe(0);
   }, 20_000);
+
+  it("keeps each tenant's folder 0700 and its database, -wal and -shm 0600, also those an earlier version made", async () => {
+    const dataDir = join(dir, 'modes');
+    const folder = join(dataDir, 'tenants', 'PRIVATE_1');
+    const files = ['sandbox.db', 'sandbox.db-wal', 'sandbox.db-shm'].map((name) => join(folder, name));
+    const modes = () => [folder, ...files].map((path) => (statSync(path).mode & 0o777).toString(8));
+    const first = await startOn(dataDir);
+    const tenant = first.sandbox.createTenant({ webcode: 'PRIVATE_1' });
+    // A write, so that the write-ahead log holds something while the store is open.
+    const client = new PaymentClient({ apiKey: tenant.keys.test, webcode: tenant.webcode, baseUrl: first.baseUrl, environment: 'test' });
+    await client.sessions.create(sessionParams);
+    expect(modes()).toEqual(['700', '600', '600', '600']);
+    await first.sandbox.close();
+
+    // The modes an earlier version gave them: opened again, they are made the owner's only.
+    chmodSync(folder, 0o755);
+    // The -wal and -shm files go when the last connection closes: made again as a crash leaves them.
+    for (const file of files) {
+      if (existsSync(file)) chmodSync(file, 0o644);
+      else writeFileSync(file, '', { mode: 0o644 });
+    }
+    const second = await startOn(dataDir);
+    expect(second.sandbox.tenants().map((made) => made.webcode)).toEqual(['PRIVATE_1']);
+    expect(modes()).toEqual(['700', '600', '600', '600']);
+    await second.sandbox.close();
+  });
 
   it('deletes the folder of a tenant whose removal was cut short; refuses a damaged list by name', async () => {
     const dataDir = join(dir, 'damaged');

@@ -5,6 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { DECLARED_LENGTH } from '../faults.js';
 import { hostName } from './access.js';
 import { Connections } from './drain.js';
+import { rawAnswer, refuseBody } from './refuse.js';
 
 type Handler = (request: Request, info?: { remoteAddress?: string | undefined }) => Promise<Response>;
 
@@ -29,49 +30,6 @@ export interface NodeServer {
    * rest; resolves with the number of requests cut once every connection is closed.
    */
   close(graceMs?: number): Promise<number>;
-}
-
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  413: 'Content Too Large',
-  431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
-
-/**
- * How much of a refused body is still read (and dropped) after the 413, and for how long: a client
- * that is still sending when the connection closes gets a reset (EPIPE, ECONNRESET) instead of the
- * answer. Past either bound the connection is closed anyway.
- */
-const DRAIN_BYTES = 64 * 1_048_576;
-const DRAIN_MS = 10_000;
-
-/** A raw HTTP/1.1 answer with the envelope, for a connection that closes after it. */
-function rawAnswer(status: number, body: string): string {
-  return `HTTP/1.1 ${status} ${REASONS[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
-}
-
-/**
- * Answers 413 and closes the connection only once the client has sent its body (within the
- * bounds above). Written on the socket rather than through `response`: Node closes the connection
- * as soon as an answer with `connection: close` is out, while the client is still sending.
- */
-function refuseBody(message: IncomingMessage, body: string): void {
-  const socket = message.socket;
-  socket.end(rawAnswer(413, body));
-  const timer = setTimeout(() => socket.destroy(), DRAIN_MS);
-  timer.unref();
-  socket.once('close', () => clearTimeout(timer));
-  let drained = 0;
-  message.on('data', (chunk: Buffer) => {
-    drained += chunk.byteLength;
-    if (drained > DRAIN_BYTES) socket.destroy();
-  });
-  // The whole body is in: close once the answer is flushed.
-  if (message.readableEnded) socket.destroySoon();
-  else message.once('end', () => socket.destroySoon());
-  message.resume();
 }
 
 /** The names a `Host` may give for `host`: the address itself, and this machine's addresses when it is a wildcard. */
