@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Command } from 'commander';
-import { hostName, isLoopbackName } from '../sandbox/http/access.js';
+import { hostName, isLoopbackName, publicOrigin } from '../sandbox/http/access.js';
 import { createSandbox, type Sandbox, type SandboxOptions, type WebhookAttemptReport } from '../sandbox/index.js';
 import { checkStore } from '../sandbox/store.js';
 import { addFaultRules, readFaultsFile } from './faults-file.js';
@@ -142,12 +142,13 @@ const REPEATABLE = new Set(['webhookUrl', 'allowedHost']);
  */
 const STOP_DEADLINE_MS = 1_500;
 
-/** `--public-url`: an http(s) origin. */
+/** `--public-url`: an http(s) origin, checked as `createSandbox` checks `publicUrl`, refused as a usage error. */
 function publicUrl(value: string): string {
-  const url = new URL(httpUrl('public-url', value));
-  if (url.pathname !== '/' || url.search || url.hash || url.username || url.password)
-    throw new UsageError(`--public-url must be an origin (scheme, host and port, no path), got ${value}`);
-  return url.origin;
+  try {
+    return publicOrigin(value, '--public-url');
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
 }
 
 /** The options of {@link createSandbox} the flags give; `exposed` makes unset keys and secrets random. */

@@ -12,7 +12,7 @@ import type { Environment } from '../core/options.js';
 import { type SandboxClock, systemClock } from './clock.js';
 import type { ClockState, ControlSession, SandboxControl } from './control/control.js';
 import type { SandboxFaults } from './faults.js';
-import { declaredHosts } from './http/access.js';
+import { declaredHosts, publicOrigin } from './http/access.js';
 import type { NodeServer } from './http/node.js';
 import { pipeline } from './pipeline.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
@@ -209,7 +209,7 @@ const DAY_MS = 86_400_000;
 export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
   const settings = tenantSettings(options, idempotencyTtlMs, () => sandbox.baseUrl);
-  const publicUrl = publicOrigin(options.publicUrl);
+  const publicUrl = options.publicUrl === undefined ? undefined : publicOrigin(options.publicUrl, 'publicUrl');
   const declared = declaredHosts([...(options.allowedHosts ?? []), ...(publicUrl === undefined ? [] : [new URL(publicUrl).host])]);
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const main = openTenant(settings);
@@ -368,22 +368,6 @@ function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origi
       ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error)),
     origin,
   };
-}
-
-/** `publicUrl` as an origin (`http(s)://host[:port]`), or a TypeError naming what is wrong with it. */
-function publicOrigin(url: string | undefined): string | undefined {
-  if (url === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new TypeError(`publicUrl must be an http or https URL, got ${JSON.stringify(url)}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new TypeError(`publicUrl must be http or https, got ${parsed.protocol}`);
-  if (parsed.pathname !== '/' || parsed.search || parsed.hash || parsed.username || parsed.password)
-    throw new TypeError(`publicUrl must be an origin (scheme, host, port), with no path, query or user: got ${url}`);
-  return parsed.origin;
 }
 
 /** The code of a failure answered before the request reached the sandbox (Node's parser, the body limit). */

@@ -113,3 +113,22 @@ export function returnPath(requested: string | null, origin: string): URL {
     return fallback;
   }
 }
+
+/**
+ * `url` as an origin (`http(s)://host[:port]`): the sandbox's public URL, checked once for the
+ * `publicUrl` option and the CLI's `--public-url`. A TypeError whose message starts with `name` says
+ * what is wrong.
+ */
+export function publicOrigin(url: string, name: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new TypeError(`${name} must be an http or https URL, got ${JSON.stringify(url)}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new TypeError(`${name} must be http or https, got ${parsed.protocol}`);
+  if (parsed.pathname !== '/' || parsed.search || parsed.hash || parsed.username || parsed.password)
+    throw new TypeError(`${name} must be an origin (scheme, host, port), with no path, query or user: got ${url}`);
+  return parsed.origin;
+}
