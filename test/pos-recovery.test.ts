@@ -267,13 +267,14 @@ describe('POS timeout recovery', () => {
     expect((error as ConnectionError).notSent).toBe(true);
   });
 
-  it('stops recovering when the signal aborts, with its reason', async () => {
+  it('stops recovering when the signal aborts: PosPaymentPendingError, with its reason as cause', async () => {
     setup({ posStatus: 'timeout' });
     const controller = new AbortController();
     const reason = new Error('cashier cancelled');
     const call = sdk().pos.createPayment(params, { signal: controller.signal, recover: { initialDelayMs: 5_000 } });
     setTimeout(() => controller.abort(reason), 50);
-    await expect(call).rejects.toBe(reason);
+    const error = await call.catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ name: 'PosPaymentPendingError', cause: reason, idempotencyKey: onlyKey() });
     expect(server.seen(CHARGE)).toHaveLength(1);
   });
 

@@ -291,14 +291,25 @@ export interface ResumeOptions {
   initialDelayMs?: number | undefined;
   /** Resolves with an AUTHORISATION webhook, as a hint that ends a wait early. */
   webhook?: PromiseLike<unknown> | undefined;
-  /** Cancels the resumed wait; it rejects with the signal's reason. */
+  /** Cancels the resumed wait; it rejects with a new `PosPaymentPendingError` whose `cause` is the signal's reason. */
   signal?: AbortSignal | undefined;
 }
 
+/** Why a recovery stopped before `maxWaitMs`, in words: the failure's class and message, never a secret. */
+function stopReason(cause: unknown): string {
+  if (cause instanceof Error) return `${cause.name}: ${cause.message}`;
+  return `${typeof cause === 'string' ? cause : typeof cause}`;
+}
+
 /**
- * The outcome of a POS payment is still unknown after recovery gave up (`maxWaitMs`). Nothing was
- * charged twice. Call `resume()` later, or save `state` and call `client.pos.resumeRecovery(state)`
- * from another process.
+ * The outcome of a POS payment is unknown, and the SDK stopped looking: recovery gave up after
+ * `maxWaitMs`, or a failure it cannot outlive stopped it (a 401 or 403 on the listing, the call's
+ * `signal`; that failure is `cause`). Nothing was charged twice. The charge may have happened: call
+ * `resume()` later, or save `state` and call `client.pos.resumeRecovery(state)` from another
+ * process; either finishes the same charge (same `Idempotency-Key`, same bytes) and never starts
+ * another. `pos.createPayment` throws no other error once its charge may have left, except a
+ * refusal of the charge by the service, which means nothing was charged (a 400, a 409, a 502 with
+ * 13004), and which carries the `idempotencyKey` too.
  */
 export class PosPaymentPendingError extends PaymentServiceError {
   override name = 'PosPaymentPendingError';
@@ -310,14 +321,20 @@ export class PosPaymentPendingError extends PaymentServiceError {
   readonly state: PosRecoveryState;
   readonly #resume: (options?: ResumeOptions) => Promise<PosPayment & { recovered?: true }>;
 
+  /**
+   * @param options.cause - The failure that stopped the recovery before `maxWaitMs` (an error, or
+   *   the reason of the call's `signal`); none when `maxWaitMs` passed.
+   */
   constructor(
     state: PosRecoveryState,
     lastKnown: PosPayment | undefined,
     resume: (options?: ResumeOptions) => Promise<PosPayment & { recovered?: true }>,
+    options?: { cause?: unknown },
   ) {
+    const stopped = options && 'cause' in options ? ` Recovery stopped on ${stopReason(options.cause)}.` : '';
     super(
-      `The POS payment ${state.posPaymentId ?? '(id unknown)'} has no final status yet; nothing was charged twice. Call resume() later.`,
-      { context: { idempotencyKey: state.idempotencyKey } },
+      `The POS payment ${state.posPaymentId ?? '(id unknown)'} has no final status yet; nothing was charged twice.${stopped} Call resume() later.`,
+      { context: { idempotencyKey: state.idempotencyKey }, ...(options && 'cause' in options ? { cause: options.cause } : {}) },
     );
     this.posPaymentId = state.posPaymentId;
     this.lastKnown = lastKnown;
@@ -325,7 +342,7 @@ export class PosPaymentPendingError extends PaymentServiceError {
     this.#resume = resume;
   }
 
-  /** Continues the same recovery: resolves with the final payment, or throws this error again. */
+  /** Continues the same recovery: resolves with the final payment, or throws a new `PosPaymentPendingError`. */
   resume(options?: ResumeOptions): Promise<PosPayment & { recovered?: true }> {
     return this.#resume(options);
   }

@@ -2,13 +2,17 @@ import type { CreatePosPaymentParams, ListPosPaymentsParams, PosPayment } from '
 import type { APIPromise, WithResponse } from './api-promise.js';
 import {
   ConnectionError,
+  IdempotencyConflictError,
+  InvalidRequestError,
   PosPaymentPendingError,
   type PosRecoveryState,
+  RateLimitError,
   RequestValidationError,
   ResponseValidationError,
   type ResumeOptions,
   ServerError,
   TerminalBusyError,
+  TerminalCommunicationError,
   TimeoutError,
   type ValidationIssue,
 } from './errors.js';
@@ -37,14 +41,15 @@ export interface RecoveryOptions {
 export interface CreatePosPaymentOptions extends RequestOptions {
   /**
    * Recover a `timeout` result, a lost connection, a 5xx or a client-side timeout into a final
-   * answer without ever charging twice. Default `true`; `false` returns or throws the first outcome.
+   * answer without ever charging twice. Default `true`; `false` returns or throws the first outcome
+   * (an abort of `signal` after sending is still a `PosPaymentPendingError`, to finish the charge with).
    */
   recover?: boolean | RecoveryOptions | undefined;
 }
 
 /** Options of `pos.waitForFinalStatus`. */
 export interface WaitForFinalStatusOptions extends Omit<RecoveryOptions, 'initialDelayMs'> {
-  /** Cancels the wait; the call rejects with the signal's reason. */
+  /** Cancels the wait; the call rejects with `PosPaymentPendingError`, whose `cause` is the signal's reason. */
   signal?: AbortSignal | undefined;
   /** When the payment was created, to narrow the listing window. Read from the id when it carries a timestamp. */
   createdAt?: Date | string | undefined;
@@ -113,7 +118,49 @@ function isUncertain(error: unknown): boolean {
 
 /** Failures of a recovery step that a later step can outlive. */
 function isPassing(error: unknown): boolean {
-  return isUncertain(error) || error instanceof ConnectionError || error instanceof TerminalBusyError;
+  return isUncertain(error) || error instanceof ConnectionError || error instanceof TerminalBusyError || error instanceof RateLimitError;
+}
+
+/**
+ * Answers to a resent charge that say nothing was charged under its key: the same bytes refused
+ * (400, or 502 / 13004 as first answered and stored), or the key taken by another request (409).
+ * They are the charge's outcome, not a failure of recovery: thrown as they are, with the key.
+ */
+function isRefusal(error: unknown): boolean {
+  return error instanceof InvalidRequestError || error instanceof IdempotencyConflictError || error instanceof TerminalCommunicationError;
+}
+
+/** A refusal of the resent charge, on its way out of the recovery as the charge's outcome. */
+class Refused {
+  constructor(readonly error: unknown) {}
+}
+
+/** True when `error` is the call's own abort (its signal's reason), not a failure of the exchange. */
+function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true && error === signal.reason;
+}
+
+/**
+ * The error that ends a recovery without a final status: it carries the key and the state, and
+ * its `resume()` runs a new recovery (no initial wait) from where this one stopped.
+ */
+function pendingError(
+  ops: PosOperations,
+  state: PosRecoveryState,
+  lastKnown: PosPayment | undefined,
+  stop?: { cause: unknown },
+): PosPaymentPendingError {
+  return new PosPaymentPendingError(
+    state,
+    lastKnown,
+    async (options?: ResumeOptions) => {
+      const { signal, ...recover } = options ?? {};
+      const settings = resolveSettings({ initialDelayMs: 0, ...recover }, 'options') as Settings;
+      const { data } = await new Recovery(ops, state, settings, signal, lastKnown).run();
+      return data;
+    },
+    stop,
+  );
 }
 
 /** The `paymentReference` of an AUTHORISATION webhook, given as the event or its `data`. */
@@ -149,6 +196,8 @@ class Recovery {
   #lastResponse: Response | undefined;
   #hint: string | undefined;
   #wake: Promise<void> | undefined;
+  /** The longest `Retry-After` of a 429 since the last wait, in ms. */
+  #retryAfterMs = 0;
 
   constructor(ops: PosOperations, state: PosRecoveryState, settings: Settings, signal: AbortSignal | undefined, lastKnown?: PosPayment) {
     this.#ops = ops;
@@ -166,7 +215,27 @@ class Recovery {
       : undefined;
   }
 
+  /**
+   * Ends with the final payment, the service's refusal of the resent charge (nothing was charged),
+   * or `PosPaymentPendingError` with the state to resume: after `maxWaitMs`, or with the failure
+   * that stopped it as `cause` (one no later step can outlive, or the signal's reason).
+   */
   async run(): Promise<WithResponse<RecoveredPosPayment>> {
+    try {
+      return await this.#recover();
+    } catch (error) {
+      if (error instanceof Refused) throw error.error;
+      if (error instanceof PosPaymentPendingError) throw error;
+      if (!isAbort(error, this.#signal))
+        this.#ops.logger?.warn('payment-service-sdk: POS recovery stopped', {
+          idempotencyKey: this.#state.idempotencyKey,
+          error: (error as Error)?.name,
+        });
+      throw pendingError(this.#ops, this.#state, this.#lastKnown, { cause: error });
+    }
+  }
+
+  async #recover(): Promise<WithResponse<RecoveredPosPayment>> {
     const deadline = Date.now() + this.#settings.maxWaitMs;
     this.#ops.logger?.info('payment-service-sdk: POS outcome unknown, recovering', { ...this.#state, params: undefined });
     await this.#pause(this.#settings.initialDelayMs);
@@ -183,15 +252,19 @@ class Recovery {
       if (found) return found;
       const left = deadline - Date.now();
       if (left <= 0) break;
-      await this.#pause(Math.min(interval, left));
+      // A 429's Retry-After is a floor for the next wait: polling sooner would be refused again.
+      await this.#pause(Math.min(Math.max(interval, this.#retryAfterMs), left));
+      this.#retryAfterMs = 0;
       interval = Math.min(interval * 2, MAX_POLL_INTERVAL_MS);
     }
-    throw new PosPaymentPendingError(this.#state, this.#lastKnown, async (options?: ResumeOptions) => {
-      const { signal, ...recover } = options ?? {};
-      const settings = resolveSettings({ initialDelayMs: 0, ...recover }, 'options') as Settings;
-      const { data } = await new Recovery(this.#ops, this.#state, settings, signal, this.#lastKnown).run();
-      return data;
-    });
+    throw pendingError(this.#ops, this.#state, this.#lastKnown);
+  }
+
+  /** Notes what a step's passing failure asks of the next wait. */
+  #passed(error: unknown): void {
+    if (error instanceof RateLimitError && error.retryAfterMs !== undefined) {
+      this.#retryAfterMs = Math.max(this.#retryAfterMs, error.retryAfterMs);
+    }
   }
 
   /** Waits, unless the webhook hint arrives first (it wakes one wait only). */
@@ -225,8 +298,10 @@ class Recovery {
         .withResponse();
       return this.#settle(data, response);
     } catch (error) {
-      if (isPassing(error)) return undefined;
-      throw error;
+      if (isRefusal(error)) throw new Refused(error);
+      if (!isPassing(error)) throw error;
+      this.#passed(error);
+      return undefined;
     }
   }
 
@@ -258,8 +333,9 @@ class Recovery {
         if (++pages >= MAX_SCAN_PAGES) break;
       }
     } catch (error) {
-      if (isPassing(error)) return undefined;
-      throw error;
+      if (!isPassing(error)) throw error;
+      this.#passed(error);
+      return undefined;
     }
     // Without an id, two charges alike in terminal and amount are indistinguishable: wait rather than guess.
     const [match] = candidates;
@@ -268,26 +344,36 @@ class Recovery {
   }
 }
 
-/** `pos.createPayment` with recovery: one charge, then, if its outcome is uncertain, recovery. */
+/**
+ * `pos.createPayment` with recovery: one charge, then, if its outcome is uncertain, recovery.
+ * Once the charge may have left, an abort of the call's signal (with `recover: false` too) throws
+ * `PosPaymentPendingError` with the signal's reason as `cause`: the caller stopped waiting, and
+ * the charge it may have started can still be finished with the error's state.
+ */
 export async function chargeWithRecovery(
   ops: PosOperations,
   params: CreatePosPaymentParams,
   options: CreatePosPaymentOptions = {},
 ): Promise<WithResponse<RecoveredPosPayment>> {
   const { recover, ...requestOptions } = options;
+  const { signal } = requestOptions;
   const settings = resolveSettings(recover, 'options.recover');
   const idempotencyKey = requestOptions.idempotencyKey ?? (await newIdempotencyKey());
+  // Aborted before anything left: the reason as is, as any call; nothing needs finishing.
+  signal?.throwIfAborted();
   const sentAt = new Date().toISOString();
+  const state: PosRecoveryState = { idempotencyKey, params, sentAt };
   let first: WithResponse<PosPayment> | undefined;
   try {
     first = await ops.charge(params, { ...requestOptions, idempotencyKey }).withResponse();
   } catch (error) {
-    if (!settings || !isUncertain(error) || requestOptions.signal?.aborted) throw error;
+    if (isAbort(error, signal)) throw pendingError(ops, state, undefined, { cause: error });
+    if (!settings || !isUncertain(error)) throw error;
     ops.logger?.warn('payment-service-sdk: POS charge outcome unknown', { idempotencyKey, error: (error as Error).name });
   }
   if (first && (!settings || isFinal(first.data))) return first;
-  const state: PosRecoveryState = { idempotencyKey, params, sentAt, ...(first ? { posPaymentId: first.data.posPaymentId } : {}) };
-  return new Recovery(ops, state, settings as Settings, requestOptions.signal, first?.data).run();
+  if (first) state.posPaymentId = first.data.posPaymentId;
+  return new Recovery(ops, state, settings as Settings, signal, first?.data).run();
 }
 
 /** Continues a recovery from its saved state, in this process or another. */

@@ -44,20 +44,32 @@ export interface MemoryWebhookStoreOptions {
 
 /**
  * Throws a `TypeError` saying what is wrong unless `key` is a non-empty string of at most 500
- * characters (stores index it) and `value` a non-empty token or, with `lease`, a positive integer.
+ * characters (stores index it) that every store keeps exactly (well-formed Unicode, no NUL: what
+ * `createWebhookHandler` makes of any event key), and `value` a non-empty token or, with `lease`,
+ * a positive integer.
  */
 export function checkStoreArguments(key: unknown, value: unknown, lease?: 'lease'): void {
-  const problem =
-    typeof key !== 'string' || key === '' || key.length > MAX_KEY_LENGTH
-      ? `key must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`
-      : lease
-        ? !Number.isSafeInteger(value) || (value as number) < 1
-          ? 'lease must be a positive integer number of milliseconds'
-          : ''
-        : typeof value !== 'string' || value === ''
-          ? 'claim token must be a non-empty string'
-          : '';
+  const problem = keyProblem(key) || (lease ? leaseProblem(value) : tokenProblem(value));
   if (problem) throw new TypeError(`A webhook store ${problem}`);
+}
+
+function keyProblem(key: unknown): string {
+  if (typeof key !== 'string' || key === '' || key.length > MAX_KEY_LENGTH) {
+    return `key must be a non-empty string of at most ${MAX_KEY_LENGTH} characters`;
+  }
+  // Stores but memory write UTF-8: PostgreSQL refuses a NUL, and a lone surrogate becomes U+FFFD, merging keys.
+  if (!key.isWellFormed() || key.includes('\0')) {
+    return 'key must be well-formed Unicode without NUL (createWebhookHandler escapes a lone surrogate or a NUL in an event key)';
+  }
+  return '';
+}
+
+function leaseProblem(value: unknown): string {
+  return !Number.isSafeInteger(value) || (value as number) < 1 ? 'lease must be a positive integer number of milliseconds' : '';
+}
+
+function tokenProblem(value: unknown): string {
+  return typeof value !== 'string' || value === '' ? 'claim token must be a non-empty string' : '';
 }
 
 /** A fresh claim token: random, so that a late `complete` of an expired claim never matches a newer one. */

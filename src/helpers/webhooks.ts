@@ -210,7 +210,7 @@ export type ConfirmedFor<Event> = Event extends AuthorisationEvent
 
 /** What a callback of {@link createWebhookHandler} learns besides the event. */
 export interface WebhookContext<Confirmed = ConfirmedWebhook> {
-  /** The event's key: `eventKey(event)`, by default {@link webhookEventKey}. */
+  /** The event's key as the store holds it: `eventKey(event)` (by default {@link webhookEventKey}), escaped and hashed when long (see `storedKey`). */
   key: string;
   /**
    * With the `confirm` option: what `client.webhooks.confirm(event)` resolved to, the record the API
@@ -264,7 +264,11 @@ export interface WebhookHandlerOptions {
    * runs its callback (as the service delivers at least once, the callback must then be idempotent).
    */
   store?: WebhookStore | undefined;
-  /** The key of an event in the store. Default {@link webhookEventKey}. A non-empty string of at most 500 characters. */
+  /**
+   * The key of an event. Default {@link webhookEventKey}. A non-empty string; the store receives it
+   * with each NUL, lone surrogate and literal `\u{` escaped as `\u{<hex>}`, as `sha256:<hex>` when
+   * that is longer than 500 characters (docs/webhooks.md, "The key of an event").
+   */
   eventKey?: ((event: WebhookEvent) => string) | undefined;
   /**
    * How long a claim holds, in ms (default 60 000): a delivery whose process dies mid-callback

@@ -70,6 +70,11 @@ export class Pos extends APIResource {
    * each round while no answer to the charge has been read (the key keeps it one charge). The
    * result then has `recovered: true`. If `maxWaitMs` passes first, it throws
    * `PosPaymentPendingError`, whose `resume()` continues later.
+   *
+   * Once the charge may have left, it throws only `PosPaymentPendingError` (with `idempotencyKey`
+   * and `state`; a failure recovery cannot outlive, or an abort of `options.signal`, is its
+   * `cause`) or the service's refusal of the charge, which means nothing was charged (400, 409,
+   * 502 with 13004) and carries `idempotencyKey` too: what was started can always be finished.
    */
   createPayment(params: CreatePosPaymentParams, options?: CreatePosPaymentOptions): APIPromise<RecoveredPosPayment> {
     return new APIPromise(chargeWithRecovery(this.#operations, params, options));

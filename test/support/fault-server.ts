@@ -100,6 +100,11 @@ export class FaultServer {
     this.#faults.set(route, [...(this.#faults.get(route) ?? []), ...faults]);
   }
 
+  /** Drops the faults still queued; records, stored responses and counters stay. */
+  clearFaults(): void {
+    this.#faults.clear();
+  }
+
   /** Clears faults, records and counters between tests. */
   reset(options: FaultServerOptions = {}): void {
     this.options = { posStatus: 'success', posReplay: 'snapshot', ...options };
