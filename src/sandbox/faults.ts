@@ -54,7 +54,7 @@ export const FAULT_RULE_LIMITS = {
   latencyMs: { min: 0, max: 600_000 },
   terminalMs: { min: 0, max: 600_000 },
   delayMs: { min: 0, max: 86_400_000 },
-  copies: { min: 2, max: 100 },
+  copies: { min: 2, max: 10_000 },
   retryAfter: { min: 0, max: 86_400 },
   times: { min: 1, max: 1_000_000 },
 } as const;

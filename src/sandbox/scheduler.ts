@@ -19,13 +19,11 @@ export class Scheduler {
   readonly #clock: SandboxClock;
   readonly #handlers: Record<string, JobHandler>;
   readonly #onError: (error: unknown) => void;
-  /** Jobs whose asynchronous handler is under way. */
-  readonly #running = new Set<number>();
   readonly #inFlight = new Set<Promise<void>>();
   #timer: { handle: TimerHandle; at: number } | undefined;
   #closed = false;
   /**
-   * No job that is not running falls due before this (`Infinity`: there is none), or `undefined`
+   * No job that is not claimed falls due before this (`Infinity`: there is none), or `undefined`
    * when unknown. Adding a job lowers it; anything else can only make it too early, which costs one
    * query, never a missed job. It spares the store two queries on most requests.
    */
@@ -60,12 +58,13 @@ export class Scheduler {
       if (!this.#timer && Number.isFinite(this.#earliest)) this.#arm(this.#earliest);
       return;
     }
+    // A job under way is claimed in the store: this reads each due job once, however many run.
     for (;;) {
-      const due = this.#store.dueJobs(this.#clock.now()).filter((job) => !this.#running.has(job.id));
+      const due = this.#store.claimDueJobs(this.#clock.now());
       if (due.length === 0) break;
       for (const job of due) this.#run(job);
     }
-    const next = this.#store.nextDue(this.#running);
+    const next = this.#store.nextDue();
     this.#earliest = next ?? Number.POSITIVE_INFINITY;
     if (next === undefined) this.#disarm();
     else if (this.#timer?.at !== next) this.#arm(next);
@@ -73,7 +72,7 @@ export class Scheduler {
 
   /** Sandbox time of the earliest job that is not under way, if any. */
   nextDueAt(): number | undefined {
-    return this.#store.nextDue(this.#running);
+    return this.#store.nextDue();
   }
 
   /** Runs what is due and re-arms the timer, for when the clock jumped (an advance) or jobs were deleted. */
@@ -109,13 +108,12 @@ export class Scheduler {
         });
         return;
       }
-      this.#running.add(job.id);
       const started = handler
         .start(job)
         .catch((error: unknown) => this.#failed(job, error))
         .finally(() => {
-          this.#running.delete(job.id);
           // The job may still be in the store, due again now that it no longer runs.
+          if (!this.#closed) this.#release(job);
           this.#earliest = undefined;
           this.#inFlight.delete(started);
           this.runDue();
@@ -123,6 +121,14 @@ export class Scheduler {
       this.#inFlight.add(started);
     } catch (error) {
       this.#failed(job, error);
+    }
+  }
+
+  #release(job: Job): void {
+    try {
+      this.#store.releaseJob(job.id);
+    } catch (error) {
+      this.#onError(error);
     }
   }
 

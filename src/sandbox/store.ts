@@ -229,6 +229,13 @@ const MIGRATIONS = [
   // Where fault rules struck, found by the references of the records they concern (a timeline's).
   `CREATE TABLE fault_entries (seq INTEGER PRIMARY KEY, environment TEXT NOT NULL, record TEXT NOT NULL);
    CREATE TABLE fault_subjects (reference TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY (reference, entry)) WITHOUT ROWID;`,
+  // Deliveries held back by a reorder rule, found without reading every delivery of their payment;
+  // jobs under way (claimed), so that finding due work never reads them again.
+  `ALTER TABLE deliveries ADD COLUMN held INTEGER NOT NULL DEFAULT 0;
+   UPDATE deliveries SET held = 1 WHERE json_extract(record, '$.held') = 1;
+   CREATE INDEX deliveries_held ON deliveries (held, payment_reference);
+   ALTER TABLE jobs ADD COLUMN claimed INTEGER NOT NULL DEFAULT 0;
+   CREATE INDEX jobs_unclaimed ON jobs (claimed, due_at);`,
 ];
 
 /** The database file in a data folder. */
@@ -278,9 +285,17 @@ function prepareFolder(dataDir: string, { ownerOnly = false }: { ownerOnly?: boo
   return { location, legacy: fs.existsSync(`${dir}/${LEGACY_STATE_FILE}`) ? `${dir}/${LEGACY_STATE_FILE}` : undefined };
 }
 
+/**
+ * How many prepared statements a store keeps. Most SQL texts are fixed, but some vary with their
+ * input (a list of references, a limit): an unbounded cache grew with each new text and was never
+ * given back.
+ */
+export const STATEMENT_CACHE_SIZE = 128;
+
 /** The sandbox's database. */
 export class SandboxStore {
   readonly #db: Database;
+  /** Prepared statements by SQL text, least recently used first. */
   readonly #statements = new Map<string, Statement>();
   #depth = 0;
   /** Where the database lives: a file path, or `:memory:`. */
@@ -357,6 +372,7 @@ export class SandboxStore {
       { name: 'url', of: (record) => record.url },
       { name: 'payment_reference', of: (record) => deliveryPaymentReference(record) },
       { name: 'created_at', of: (record) => record.createdAt },
+      { name: 'held', of: (record) => (record.held ? 1 : 0) },
     ]);
     try {
       this.transaction(() => {
@@ -368,6 +384,8 @@ export class SandboxStore {
         }
       });
       this.runs = this.#bump('runs');
+      // A job claimed by the run before this one was under way when it stopped: it runs again.
+      this.statement('UPDATE jobs SET claimed = 0 WHERE claimed <> 0').run();
     } catch (error) {
       this.#db.close();
       throw this.damage(error) ?? error;
@@ -386,14 +404,26 @@ export class SandboxStore {
     return this.statement('SELECT total_changes() AS n').get()?.n as number;
   }
 
-  /** A prepared statement, prepared once per SQL text. */
+  /** A prepared statement, prepared once per SQL text while among the {@link STATEMENT_CACHE_SIZE} last used. */
   statement(sql: string): Statement {
     let statement = this.#statements.get(sql);
-    if (!statement) {
+    if (statement) {
+      // Moved to the end: the first entry is the least recently used.
+      this.#statements.delete(sql);
+    } else {
       statement = this.#db.prepare(sql);
-      this.#statements.set(sql, statement);
+      if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
+        const oldest = this.#statements.keys().next().value;
+        if (oldest !== undefined) this.#statements.delete(oldest);
+      }
     }
+    this.#statements.set(sql, statement);
     return statement;
+  }
+
+  /** How many prepared statements the store keeps now, at most {@link STATEMENT_CACHE_SIZE}. */
+  get cachedStatements(): number {
+    return this.#statements.size;
   }
 
   /**
@@ -517,18 +547,26 @@ export class SandboxStore {
     this.statement('INSERT INTO jobs (kind, due_at, subject) VALUES (?, ?, ?)').run(kind, dueAt, subject);
   }
 
-  /** Jobs due at `now`, earliest first. */
-  dueJobs(now: number): Job[] {
-    return this.statement('SELECT id, kind, due_at AS dueAt, subject FROM jobs WHERE due_at <= ? ORDER BY due_at, id').all(
-      now,
-    ) as unknown as Job[];
+  /**
+   * Claims the jobs due at `now` that no one has claimed, earliest first: each is returned once,
+   * however many jobs are under way (a claim lasts until the job is deleted or {@link releaseJob},
+   * or the store is opened again).
+   */
+  claimDueJobs(now: number): Job[] {
+    const jobs = this.statement(
+      'UPDATE jobs SET claimed = 1 WHERE claimed = 0 AND due_at <= ? RETURNING id, kind, due_at AS dueAt, subject',
+    ).all(now) as unknown as Job[];
+    return jobs.sort((a, b) => a.dueAt - b.dueAt || a.id - b.id);
   }
 
-  /** The earliest due time of a job not in `running`, if any. */
-  nextDue(running: ReadonlySet<number>): number | undefined {
-    const ids = [...running];
-    const skip = ids.length === 0 ? '' : ` WHERE id NOT IN (${ids.map(() => '?').join(', ')})`;
-    return (this.statement(`SELECT min(due_at) AS due FROM jobs${skip}`).get(...ids)?.due as number | null) ?? undefined;
+  /** Makes a claimed job due again (its run ended without deleting it). */
+  releaseJob(id: number): void {
+    this.statement('UPDATE jobs SET claimed = 0 WHERE id = ?').run(id);
+  }
+
+  /** The earliest due time of a job no one has claimed, if any. */
+  nextDue(): number | undefined {
+    return (this.statement('SELECT min(due_at) AS due FROM jobs WHERE claimed = 0').get()?.due as number | null) ?? undefined;
   }
 
   deleteJob(id: number): void {

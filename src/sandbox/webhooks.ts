@@ -5,6 +5,7 @@ import { FAULT_HEADER, type FaultRuleState, type FaultRules, referencesIn } from
 import type { DeliveryAttempt, WebhookDelivery } from './records.js';
 import type { JobHandler, Scheduler } from './scheduler.js';
 import type { Job, SandboxStore } from './store.js';
+import { Turns } from './turns.js';
 
 /** How webhook deliveries are retried. */
 export interface WebhookRetryOptions {
@@ -27,6 +28,14 @@ export interface AttemptReport {
 /** The job that makes one delivery attempt; its subject is the delivery id. */
 export const WEBHOOK_ATTEMPT = 'webhook.attempt';
 
+/**
+ * How many attempts of one tenant are under way at once; the others wait their turn. A duplicate
+ * rule makes thousands of attempts due at the same moment: sent all at once they held the event
+ * loop (every tenant's requests waited) and outlasted their timeout; in turns each costs the same,
+ * and other requests are answered between them.
+ */
+export const PARALLEL_ATTEMPTS = 16;
+
 /** How much of an endpoint's answer is kept with the attempt. */
 const RESPONSE_EXCERPT_BYTES = 2_048;
 
@@ -41,6 +50,7 @@ export class WebhookDispatcher {
   readonly #fetch: typeof fetch;
   readonly #retry: Required<WebhookRetryOptions>;
   #scheduler: Scheduler | undefined;
+  readonly #turns = new Turns(PARALLEL_ATTEMPTS);
   readonly #faults: FaultRules | undefined;
   urls: string[];
   /** Called after each attempt is recorded (the CLI prints failures, the dashboard updates). */
@@ -142,8 +152,10 @@ export class WebhookDispatcher {
   #releaseHeld(delivery: WebhookDelivery): void {
     const reference = delivery.event.data.paymentReference;
     if (delivery.held || typeof reference !== 'string') return;
-    for (const held of this.#store.deliveries.all({ environment: delivery.environment, payment_reference: reference, url: delivery.url })) {
-      if (!held.held || held.id > delivery.id) continue;
+    // By the `held` column: a payment may have thousands of deliveries (copies), each released here.
+    const conditions = { environment: delivery.environment, payment_reference: reference, url: delivery.url, held: 1 };
+    for (const held of this.#store.deliveries.all(conditions)) {
+      if (held.id > delivery.id) continue;
       held.held = false;
       this.#store.deliveries.save(held);
       this.#scheduler?.add(WEBHOOK_ATTEMPT, 0, String(held.id));
@@ -151,9 +163,20 @@ export class WebhookDispatcher {
   }
 
   /** The job handler of {@link WEBHOOK_ATTEMPT}. */
-  readonly handler: JobHandler = { start: (job) => this.#attempt(job) };
+  readonly handler: JobHandler = { start: (job) => this.#inTurn(job) };
+
+  async #inTurn(job: Job): Promise<void> {
+    const done = await this.#turns.take();
+    try {
+      await this.#attempt(job);
+    } finally {
+      done();
+    }
+  }
 
   async #attempt(job: Job): Promise<void> {
+    // The sandbox (or the tenant) may have closed while the attempt waited its turn.
+    if (this.#scheduler?.closed) return;
     const pending = this.#store.deliveries.get(job.subject);
     if (!pending || pending.delivered || pending.abandoned) {
       this.#store.deleteJob(job.id);

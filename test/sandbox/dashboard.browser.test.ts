@@ -283,7 +283,7 @@ describeInBrowser('sandbox dashboard in a real browser', () => {
     await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Add rule' }).click()]);
     // Refused as the control API refuses it, with the form as it was.
     await expect(page.getByRole('alert').textContent()).resolves.toBe(
-      'Fault rule refused: effect.copies must be a whole number from 2 to 100',
+      'Fault rule refused: effect.copies must be a whole number from 2 to 10000',
     );
     expect(await page.getByLabel('Times').inputValue()).toBe('1');
     await page.getByLabel('Effect').selectOption('error');

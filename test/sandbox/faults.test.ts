@@ -89,7 +89,7 @@ describe('fault rules: control API and typed methods', () => {
     [
       'one copy for duplicate',
       { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 1 } },
-      'copies must be a whole number from 2 to 100',
+      'copies must be a whole number from 2 to 10000',
     ],
     ['reorder on a route', { route: 'POST /payment/session', effect: { type: 'reorder' } }, 'give an event'],
     [
@@ -126,17 +126,17 @@ describe('fault rules at their extremes: every number has a range, a tenant at m
     [
       '2^32 copies',
       { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 2 ** 32 } },
-      'effect.copies must be a whole number from 2 to 100',
+      'effect.copies must be a whole number from 2 to 10000',
     ],
     [
       '2^53 − 1 copies',
       { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: Number.MAX_SAFE_INTEGER } },
-      'effect.copies must be a whole number from 2 to 100',
+      'effect.copies must be a whole number from 2 to 10000',
     ],
     [
-      '101 copies',
-      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 101 } },
-      'effect.copies must be a whole number from 2 to 100',
+      '10 001 copies',
+      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 10_001 } },
+      'effect.copies must be a whole number from 2 to 10000',
     ],
     ['a latency of 2^31 ms', { route: API, effect: { type: 'latency', ms: 2 ** 31 } }, 'effect.ms must be a whole number from 0 to 600000'],
     [
@@ -185,7 +185,7 @@ describe('fault rules at their extremes: every number has a range, a tenant at m
     const { sandbox } = await start();
     const bounds = [
       { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 2 } },
-      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 100 } },
+      { event: 'AUTHORISATION', effect: { type: 'duplicate', copies: 10_000 } },
       { route: API, effect: { type: 'latency', ms: 0 } },
       { route: API, effect: { type: 'latency', ms: 600_000 } },
       { route: API, effect: { type: 'latency', ms: [0, 600_000] } },

@@ -9,8 +9,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSqlite } from '../../src/core/sqlite.js';
 import { createSandbox, manualClock, type Sandbox, SandboxStoreError } from '../../src/sandbox/index.js';
+import { SandboxStore, STATEMENT_CACHE_SIZE } from '../../src/sandbox/store.js';
 import { buildOnce, killAll, run } from './cli-process.js';
 import { clientFor, openPage, paidSession, type Receiver, raw, sessionParams, startReceiver, submitForm } from './support.js';
+
+/** Undoes what schema version 6 added (deliveries' `held`, jobs' `claimed`), for the tests of older databases. */
+const UNDO_VERSION_6 = `DROP INDEX deliveries_held; ALTER TABLE deliveries DROP COLUMN held;
+  DROP INDEX jobs_unclaimed; ALTER TABLE jobs DROP COLUMN claimed;`;
 
 const START = Date.UTC(2026, 0, 1);
 const EUR = (value: number) => ({ value, currency: 'EUR' as const });
@@ -317,9 +322,10 @@ describe('store: damaged or newer databases', () => {
     const paid = await paidSession(first.test);
     await first.sandbox.webhooksSettled();
     await first.sandbox.close();
-    // Back to schema version 1: undo what versions 2 to 5 added.
+    // Back to schema version 1: undo what versions 2 to 6 added.
     const { DatabaseSync } = loadSqlite();
     const db = new DatabaseSync(join(dir, 'sandbox.db'));
+    db.exec(UNDO_VERSION_6);
     db.exec('DROP TABLE fault_entries; DROP TABLE fault_subjects');
     db.exec('ALTER TABLE sessions DROP COLUMN ended_at');
     db.exec("UPDATE sessions SET record = json_remove(record, '$.endedAt', '$.controlPayment')");
@@ -336,6 +342,8 @@ describe('store: damaged or newer databases', () => {
     const check = new DatabaseSync(join(dir, 'sandbox.db'));
     // Deliveries made before the column existed are found by their payment.
     expect(check.prepare('SELECT count(*) AS n FROM deliveries WHERE payment_reference = ?').get(paid.paymentReference)).toEqual({ n: 1 });
+    // ... and are not held back (version 6).
+    expect(check.prepare('SELECT count(*) AS n FROM deliveries WHERE held = 0').get()).toEqual({ n: 1 });
     check.close();
     const reopened = new DatabaseSync(join(dir, 'sandbox.db'));
     const indexes = reopened
@@ -372,6 +380,7 @@ describe('store: damaged or newer databases', () => {
     // Back to schema version 3: no end times, in the records or the column, and no fault entries.
     const { DatabaseSync } = loadSqlite();
     const db = new DatabaseSync(join(dir, 'sandbox.db'));
+    db.exec(UNDO_VERSION_6);
     db.exec('DROP TABLE fault_entries; DROP TABLE fault_subjects');
     db.exec('ALTER TABLE sessions DROP COLUMN ended_at');
     db.exec("UPDATE sessions SET record = json_remove(record, '$.endedAt', '$.controlPayment')");
@@ -400,7 +409,7 @@ describe('store: damaged or newer databases', () => {
     });
     await second.sandbox.close();
     const check = new DatabaseSync(join(dir, 'sandbox.db'));
-    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 5 });
+    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 6 });
     expect(check.prepare('SELECT ended_at FROM sessions WHERE session_id = ?').get(ids.failed ?? '')).toEqual({ ended_at: START + 10_000 });
     check.close();
   });
@@ -611,5 +620,48 @@ describe('scheduled work on a clock whose timers fire early', () => {
       expect.objectContaining({ operationReference: refund.refundReference, status: 'success' }),
     ]);
     expect(receiver.accepted().map((item) => item.json.event_code)).toEqual(['AUTHORISATION', 'REFUND']);
+  });
+});
+
+describe('store: bounded work and memory', () => {
+  it('keeps at most STATEMENT_CACHE_SIZE prepared statements, the most recently used', () => {
+    const store = new SandboxStore();
+    try {
+      const kept = store.statement('SELECT 1 AS n');
+      // SQL texts that vary with their input: one per count of references, as a timeline asks.
+      for (let count = 1; count <= 1_000; count++) {
+        const references = Array.from({ length: count }, (_, index) => `R${index}`);
+        expect(store.faultEntriesAbout('test', references)).toEqual([]);
+        expect(store.statement('SELECT 1 AS n')).toBe(kept);
+        expect(store.cachedStatements).toBeLessThanOrEqual(STATEMENT_CACHE_SIZE);
+      }
+      expect(store.cachedStatements).toBe(STATEMENT_CACHE_SIZE);
+      // An evicted text is prepared again and still answers.
+      expect(store.statement('SELECT 2 AS n').get()).toEqual({ n: 2 });
+    } finally {
+      store.close();
+    }
+  });
+
+  it('claims each due job once, however many are under way; a claim ends with releaseJob or the next opening', () => {
+    const dir = tempDir();
+    const store = new SandboxStore(dir);
+    for (let index = 0; index < 5; index++) store.addJob('kind', 100 + index, `S${index}`);
+    store.addJob('kind', 500, 'later');
+    expect(store.claimDueJobs(50)).toEqual([]);
+    const claimed = store.claimDueJobs(200);
+    expect(claimed.map((job) => job.subject)).toEqual(['S0', 'S1', 'S2', 'S3', 'S4']);
+    expect(store.claimDueJobs(1_000).map((job) => job.subject)).toEqual(['later']);
+    expect(store.claimDueJobs(1_000)).toEqual([]);
+    expect(store.nextDue()).toBeUndefined();
+    store.releaseJob(claimed[1]?.id ?? 0);
+    expect(store.nextDue()).toBe(101);
+    expect(store.claimDueJobs(1_000).map((job) => job.subject)).toEqual(['S1']);
+    store.close();
+    // Claimed by a run that stopped: due again in the next.
+    const reopened = new SandboxStore(dir);
+    expect(reopened.nextDue()).toBe(100);
+    expect(reopened.claimDueJobs(1_000)).toHaveLength(6);
+    reopened.close();
   });
 });

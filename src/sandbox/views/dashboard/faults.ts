@@ -168,7 +168,7 @@ ${field(
 )}
 ${field('fault-ms', 'Milliseconds', input(form, 'fault-ms', 'ms', html` size="10"`), 'latency (N or MIN-MAX) and slow terminal: up to 600000; delay: up to 86400000.')}
 ${field('fault-retry-after', 'Retry-After (s)', input(form, 'fault-retry-after', 'retryAfter', html` inputmode="numeric" size="6"`), 'error, optional: 0 to 86400.')}
-${field('fault-copies', 'Copies', input(form, 'fault-copies', 'copies', html` inputmode="numeric" size="6"`), 'duplicate: 2 to 100.')}
+${field('fault-copies', 'Copies', input(form, 'fault-copies', 'copies', html` inputmode="numeric" size="6"`), 'duplicate: 2 to 10000.')}
 ${field(
   'fault-outcome',
   'Terminal',
