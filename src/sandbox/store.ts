@@ -477,6 +477,11 @@ export class SandboxStore {
     return this.#bump('delivery');
   }
 
+  /** Reserves the ids of `count` new webhook deliveries; returns the last (they are the `count` ids up to it). */
+  reserveDeliveryIds(count: number): number {
+    return this.statement("UPDATE counters SET value = value + ? WHERE name = 'delivery' RETURNING value").get(count)?.value as number;
+  }
+
   /** A timestamp for an id: `now`, made unique and increasing. */
   nextTimestamp(now: number): number {
     return this.#bump('lastTimestamp', now);
@@ -567,6 +572,11 @@ export class SandboxStore {
   /** The earliest due time of a job no one has claimed, if any. */
   nextDue(): number | undefined {
     return (this.statement('SELECT min(due_at) AS due FROM jobs WHERE claimed = 0').get()?.due as number | null) ?? undefined;
+  }
+
+  /** Replaces a job's subject (a job that does its work in parts records what is left). */
+  setJobSubject(id: number, subject: string): void {
+    this.statement('UPDATE jobs SET subject = ? WHERE id = ?').run(subject, id);
   }
 
   deleteJob(id: number): void {

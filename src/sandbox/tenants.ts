@@ -13,7 +13,7 @@ import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import { Scheduler } from './scheduler.js';
 import { SandboxStore, SandboxStoreError } from './store.js';
 import { type MadeTenant, type TenantRegistry, WEBCODE } from './tenant-registry.js';
-import { type AttemptReport, WEBHOOK_ATTEMPT, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
+import { type AttemptReport, WEBHOOK_ATTEMPT, WEBHOOK_COPIES, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
 
 /** An API key the sandbox accepts. */
 export interface SandboxKey {
@@ -122,7 +122,12 @@ export function openTenant(settings: TenantSettings): Tenant {
       settings.onError(damage);
     }
   };
-  const scheduler = new Scheduler({ store, clock, handlers: { ...api.jobs, [WEBHOOK_ATTEMPT]: webhooks.handler }, onError: report });
+  const scheduler = new Scheduler({
+    store,
+    clock,
+    handlers: { ...api.jobs, [WEBHOOK_ATTEMPT]: webhooks.handler, [WEBHOOK_COPIES]: webhooks.copier },
+    onError: report,
+  });
   webhooks.attach(scheduler);
   const control = new SandboxControl({ store, api, webhooks, scheduler, clock, origin: settings.origin });
   try {

@@ -28,13 +28,30 @@ export interface AttemptReport {
 /** The job that makes one delivery attempt; its subject is the delivery id. */
 export const WEBHOOK_ATTEMPT = 'webhook.attempt';
 
+/** The job that records the copies of a duplicated event, a batch at a time; its subject is a JSON {@link Copies}. */
+export const WEBHOOK_COPIES = 'webhook.copies';
+
+/**
+ * Copies recorded per transaction. Thousands recorded in the transaction of the payment held every
+ * tenant's requests meanwhile; between batches the sandbox answers them.
+ */
+export const COPIES_PER_BATCH = 200;
+
+/** What is left to record of a duplicated event: copies `next` to `last` (their ids, reserved when it struck). */
+interface Copies {
+  fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf' | 'fault'>;
+  createdAt: number;
+  next: number;
+  last: number;
+}
+
 /**
  * How many attempts of one tenant are under way at once; the others wait their turn. A duplicate
  * rule makes thousands of attempts due at the same moment: sent all at once they held the event
  * loop (every tenant's requests waited) and outlasted their timeout; in turns each costs the same,
  * and other requests are answered between them.
  */
-export const PARALLEL_ATTEMPTS = 16;
+export const PARALLEL_ATTEMPTS = 8;
 
 /** How much of an endpoint's answer is kept with the attempt. */
 const RESPONSE_EXCERPT_BYTES = 2_048;
@@ -115,11 +132,48 @@ export class WebhookDispatcher {
   #deliverStruck(fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf'>, rule: FaultRuleState | undefined): number[] {
     const effect = rule?.effect;
     const fault = { ...fields, fault: rule?.id ?? null };
-    if (effect?.type === 'duplicate') return Array.from({ length: effect.copies }, () => this.#deliver(fault));
+    if (effect?.type === 'duplicate') return this.#duplicate(fault, effect.copies);
     if (effect?.type === 'delay') return [this.#deliver(fault, effect.ms)];
     if (effect?.type === 'drop') return [this.#deliver(fault, null)];
     if (effect?.type === 'reorder') return [this.#deliver({ ...fault, held: true }, 'held')];
     return [this.#deliver(fields)];
+  }
+
+  /**
+   * Reserves the ids of `copies` deliveries and schedules the job that records them and their
+   * first attempts, in batches (in the caller's transaction, so that they are sent even after a
+   * crash); returns their ids.
+   */
+  #duplicate(fields: Copies['fields'], copies: number): number[] {
+    const last = this.#store.reserveDeliveryIds(copies);
+    const next = last - copies + 1;
+    const state: Copies = { fields, createdAt: this.#clock.now(), next, last };
+    this.#scheduler?.add(WEBHOOK_COPIES, 0, JSON.stringify(state));
+    return Array.from({ length: copies }, (_, index) => next + index);
+  }
+
+  /** The job handler of {@link WEBHOOK_COPIES}. */
+  readonly copier: JobHandler = { start: (job) => this.#copy(job) };
+
+  async #copy(job: Job): Promise<void> {
+    let state = JSON.parse(job.subject) as Copies;
+    while (!this.#scheduler?.closed) {
+      state = this.#store.transaction(() => this.#copyBatch(job.id, state));
+      // The attempts of this batch start (in turns) while the next batch is recorded.
+      this.#scheduler?.runDue();
+      if (state.next > state.last) return;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /** Records the next batch of copies and what is left (the job deleted with the last). */
+  #copyBatch(jobId: number, state: Copies): Copies {
+    const end = Math.min(state.last, state.next + COPIES_PER_BATCH - 1);
+    for (let id = state.next; id <= end; id++) this.#deliver(state.fields, 0, { id, createdAt: state.createdAt });
+    const left = { ...state, next: end + 1 };
+    if (left.next > left.last) this.#store.deleteJob(jobId);
+    else this.#store.setJobSubject(jobId, JSON.stringify(left));
+    return left;
   }
 
   /** A new delivery of a recorded delivery's event to the same URL, attempted now (and retried as any other). */
@@ -134,14 +188,15 @@ export class WebhookDispatcher {
   #deliver(
     fields: Pick<WebhookDelivery, 'url' | 'environment' | 'event' | 'resendOf' | 'fault' | 'held'>,
     delayMs: number | null | 'held' = 0,
+    reserved?: { id: number; createdAt: number },
   ): number {
     const delivery: WebhookDelivery = {
-      id: this.#store.nextDeliveryId(),
+      id: reserved?.id ?? this.#store.nextDeliveryId(),
       ...fields,
       attempts: [],
       delivered: false,
       abandoned: delayMs === null,
-      createdAt: this.#clock.now(),
+      createdAt: reserved?.createdAt ?? this.#clock.now(),
     };
     this.#store.deliveries.save(delivery);
     if (typeof delayMs === 'number') this.#scheduler?.add(WEBHOOK_ATTEMPT, delayMs, String(delivery.id));
