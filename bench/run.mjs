@@ -14,6 +14,7 @@ import { build } from 'esbuild';
 import ky from 'ky';
 import { decodeRedirectData, PaymentClient, parseWebhook } from '../dist/index.mjs';
 import { containerSection, printContainer } from './container.mjs';
+import { duplicatesSection, printDuplicates } from './duplicates.mjs';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12);
 const CALLS_PER_BLOCK = Number(process.env.BENCH_CALLS ?? 200);
@@ -53,11 +54,11 @@ const EXPORT_TARGETS = { rowsPerSecond: 5_000, rssRangeMB: 50 };
 const WEBHOOK_STORE_OPS = Number(process.env.BENCH_WEBHOOK_STORE_OPS ?? 2_000);
 const WEBHOOK_STORE_TARGETS_MS = { memory: 0.05, sqlite: 1, postgres: 2, redis: 2 };
 /**
- * `BENCH_ONLY=export`, `store`, `webhook-stores` or `container`: that section alone (none
+ * `BENCH_ONLY=export`, `store`, `webhook-stores`, `container` or `duplicates`: that section alone (none
  * needs the peer SDKs of bench/node_modules).
  */
 const ONLY = process.env.BENCH_ONLY;
-const SECTIONS = ['export', 'store', 'webhook-stores', 'container'];
+const SECTIONS = ['export', 'store', 'webhook-stores', 'container', 'duplicates'];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
@@ -211,6 +212,7 @@ const results = {
   listing: {},
   memory: {},
   sandbox: {},
+  duplicates: {},
   sandboxStore: {},
   helpers: {},
   import: {},
@@ -242,6 +244,13 @@ if (ONLY === 'container') {
   results.container = await containerSection();
   printContainer(results.container, table);
   console.log('\nBENCH_ONLY=container: bench/results.json left as it was.');
+  process.exit(process.exitCode ?? 0);
+}
+if (ONLY === 'duplicates') {
+  server.kill();
+  results.duplicates = await duplicatesSection();
+  printDuplicates(results.duplicates, table);
+  console.log('\nBENCH_ONLY=duplicates: bench/results.json left as it was.');
   process.exit(process.exitCode ?? 0);
 }
 if (ONLY === 'export') {
@@ -386,6 +395,9 @@ results.sandbox = {
   rawClients: await sandboxRun(rawCreate),
 };
 sandbox.child.kill('SIGTERM');
+
+// Sandbox, a webhook duplicated (issue 30, item 2): bench/duplicates.mjs.
+results.duplicates = await duplicatesSection();
 
 // Sandbox store: the same creates against the store in SQLite (`--data-dir`) as it grows. The child
 // fills its store in process up to each level (through the sandbox's own handler, so each create is
@@ -1082,6 +1094,8 @@ table(
     sandboxRow('raw fetch', results.sandbox.rawClients, ''),
   ],
 );
+
+printDuplicates(results.duplicates, table);
 
 /** The store section's tables; on its own formatters, since BENCH_ONLY=store prints it before the others exist. */
 function printStore(store) {
