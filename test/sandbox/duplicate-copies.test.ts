@@ -4,13 +4,18 @@
  * to a receiver that counts deliveries. Times are compared with each other in the same run
  * (ratios with wide margins), never with a fixed duration: the machine may be loaded.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Sandbox } from '../../src/sandbox/index.js';
-import { sessionParams, useSandboxes } from './support.js';
+import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { sessionParams, submitForm, useSandboxes } from './support.js';
 
-const { start } = useSandboxes();
+const { start, adopt } = useSandboxes();
+const dataDir = mkdtempSync(join(tmpdir(), 'sandbox-copies-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** A receiver that counts deliveries per path and the rule named by each. */
 async function countingReceiver() {
@@ -60,7 +65,8 @@ async function countingReceiver() {
 
 type Receiver = Awaited<ReturnType<typeof countingReceiver>>;
 let receiver: Receiver | undefined;
-afterAll(() => receiver?.close());
+let restartReceiver: Receiver | undefined;
+afterAll(() => Promise.all([receiver?.close(), restartReceiver?.close()]));
 
 /** How long a request takes to be answered, in ms; it must answer 200. */
 async function timed(url: string, key: string): Promise<number> {
@@ -170,5 +176,34 @@ describe('a duplicate rule at its extremes', () => {
       expect(median(during[kind])).toBeLessThan(fourThousand / 100);
       expect(Math.max(...during[kind])).toBeLessThan(fourThousand / 10);
     }
+  }, 600_000);
+
+  it('sends every copy, recorded once by its reserved id, when the sandbox stopped mid-way and starts again', async () => {
+    restartReceiver = await countingReceiver();
+    const hook = restartReceiver;
+    const options = { dataDir, posDelayMs: 0, webhookUrls: [`${hook.origin}/one`] } as const;
+    const first = adopt(createSandbox(options));
+    await first.listen();
+    const rule = first.faults.add({ event: 'AUTHORISATION', times: 1, effect: { type: 'duplicate', copies: 3_000 } });
+    const session = await fetch(`${first.baseUrl}/external/v1/test/payment/session`, {
+      method: 'POST',
+      headers: { 'x-api-key': first.keys.test, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...sessionParams, webcode: first.webcode }),
+    }).then((response) => response.json() as Promise<{ data: { paymentUrl: string } }>);
+    // The payment page answers once the payment has committed, its copies still to send (or to record).
+    expect((await submitForm(session.data.paymentUrl)).status).toBe(303);
+    await first.close();
+    expect(hook.total).toBeLessThan(3_000);
+
+    const second = adopt(createSandbox(options));
+    await second.listen();
+    await second.webhooksSettled();
+    // At least once: a copy whose answer came as the sandbox stopped is sent again.
+    expect(hook.total).toBeGreaterThanOrEqual(3_000);
+    const deliveries = second.records.deliveries();
+    // All 3 000 copies recorded once each, by the ids reserved when the rule struck, and delivered.
+    expect(deliveries).toHaveLength(3_000);
+    expect(new Set(deliveries.map((delivery) => delivery.id)).size).toBe(3_000);
+    expect(deliveries.every((delivery) => delivery.delivered && delivery.fault === rule.id)).toBe(true);
   }, 600_000);
 });
