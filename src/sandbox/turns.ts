@@ -26,6 +26,11 @@ export class Turns {
     return this.#waiting.length - this.#head;
   }
 
+  /** No turn is taken and no one waits. */
+  get idle(): boolean {
+    return this.#taken === 0 && this.waiting === 0;
+  }
+
   /** The turn passes to the first in line, or is given back. */
   #next(): void {
     const first = this.#waiting[this.#head];

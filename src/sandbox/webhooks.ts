@@ -46,12 +46,13 @@ interface Copies {
 }
 
 /**
- * How many attempts of one tenant are under way at once; the others wait their turn. A duplicate
- * rule makes thousands of attempts due at the same moment: sent all at once they held the event
- * loop (every tenant's requests waited) and outlasted their timeout; in turns each costs the same,
- * and other requests are answered between them.
+ * How many attempts are under way at once, to one URL and in all, per tenant; the others wait
+ * their turn. A duplicate rule makes thousands of attempts due at the same moment: sent all at once
+ * they held the event loop (every tenant's requests waited) and outlasted their timeout; in turns
+ * each costs the same, and other requests are answered between them. A bound per URL keeps an
+ * endpoint that does not answer from holding the attempts to the others.
  */
-export const PARALLEL_ATTEMPTS = 8;
+export const PARALLEL_ATTEMPTS = { perUrl: 8, total: 32 } as const;
 
 /** How much of an endpoint's answer is kept with the attempt. */
 const RESPONSE_EXCERPT_BYTES = 2_048;
@@ -67,7 +68,9 @@ export class WebhookDispatcher {
   readonly #fetch: typeof fetch;
   readonly #retry: Required<WebhookRetryOptions>;
   #scheduler: Scheduler | undefined;
-  readonly #turns = new Turns(PARALLEL_ATTEMPTS);
+  readonly #turns = new Turns(PARALLEL_ATTEMPTS.total);
+  /** The turns of each URL with attempts under way or waiting (removed when it has none). */
+  readonly #urlTurns = new Map<string, Turns>();
   readonly #faults: FaultRules | undefined;
   urls: string[];
   /** Called after each attempt is recorded (the CLI prints failures, the dashboard updates). */
@@ -221,11 +224,24 @@ export class WebhookDispatcher {
   readonly handler: JobHandler = { start: (job) => this.#inTurn(job) };
 
   async #inTurn(job: Job): Promise<void> {
-    const done = await this.#turns.take();
+    const url = this.#store.deliveries.get(job.subject)?.url ?? '';
+    let turns = this.#urlTurns.get(url);
+    if (!turns) {
+      turns = new Turns(PARALLEL_ATTEMPTS.perUrl);
+      this.#urlTurns.set(url, turns);
+    }
+    // The URL's turn first: attempts waiting for a slow URL take none of the others' turns.
+    const urlDone = await turns.take();
     try {
-      await this.#attempt(job);
+      const done = await this.#turns.take();
+      try {
+        await this.#attempt(job);
+      } finally {
+        done();
+      }
     } finally {
-      done();
+      urlDone();
+      if (turns.idle) this.#urlTurns.delete(url);
     }
   }
 

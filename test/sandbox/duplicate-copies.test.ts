@@ -206,4 +206,28 @@ describe('a duplicate rule at its extremes', () => {
     expect(new Set(deliveries.map((delivery) => delivery.id)).size).toBe(3_000);
     expect(deliveries.every((delivery) => delivery.delivered && delivery.fault === rule.id)).toBe(true);
   }, 600_000);
+
+  it('sends to a URL that answers while another holds every attempt to it: the turns are per URL', async () => {
+    const good = await countingReceiver();
+    // Accepts every delivery and never answers (until it is closed).
+    const held = createServer(() => undefined);
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    const silent = `http://127.0.0.1:${(held.address() as AddressInfo).port}/silent`;
+    try {
+      const { sandbox, test } = await start({ webhookUrls: [silent, `${good.origin}/good`], webhookRetry: { timeoutMs: 120_000 } });
+      // 12 payments made at once; the form answers once each has committed, not after its deliveries.
+      const sessions = await Promise.all(
+        Array.from({ length: 12 }, (_, index) => test.sessions.create({ ...sessionParams, customReference: `o-${index}` })),
+      );
+      await Promise.all(sessions.map((session) => submitForm(session.paymentUrl)));
+      await good.waitFor(12, 60_000);
+      // None of the silent URL's attempts ended: the good URL's deliveries did not wait for them.
+      expect(sandbox.records.deliveries({ url: silent }).map((delivery) => delivery.attempts.length)).toEqual(Array(12).fill(0));
+      expect(good.total).toBe(12);
+    } finally {
+      held.closeAllConnections();
+      held.close();
+      await good.close();
+    }
+  }, 120_000);
 });
