@@ -328,7 +328,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
           SANDBOX_CODES.stopping,
           'The sandbox stopped while the terminal processed this payment: it completes at the next start; retry with the same Idempotency-Key',
         );
-        for (const tenant of tenants.all()) tenant.api.posPayments.releaseWaiting(stopping);
+        for (const tenant of tenants.all()) tenant.api.releaseWaiting(stopping);
         await drained;
         server = undefined;
         scheduler.close();
