@@ -367,3 +367,35 @@ describe('a tenant removed while its requests are in flight', () => {
     }
   }, 60_000);
 });
+
+describe("the sandbox's stop, which releases the same waits", () => {
+  it('answers a POS payment at its terminal and its resend with the same Idempotency-Key 503 (19503) at once', async () => {
+    const stopping = createSandbox({ clock: manualClock(Date.UTC(2026, 0, 5, 9)), posDelayMs: 5_000 });
+    let handled = 0;
+    const handle = stopping.handle;
+    stopping.handle = (request, info) => {
+      handled++;
+      return handle(request, info);
+    };
+    const { baseUrl: stoppingUrl } = await stopping.listen();
+    const payAtTerminal = () =>
+      answerOf(
+        fetch(`${stoppingUrl}/external/v1/test/pos/payment`, {
+          method: 'POST',
+          headers: { 'x-api-key': stopping.keys.test, 'content-type': 'application/json', 'idempotency-key': 'pos-stop' },
+          body: JSON.stringify({ webcode: stopping.webcode, poiId: 'V400m-TEST-000001', amount: { value: 1_000, currency: 'EUR' } }),
+          signal: AbortSignal.timeout(BOUND_MS),
+        }),
+      );
+    const waiting = payAtTerminal();
+    await until('the POS payment waits at its terminal', () => stopping.records.posPayments().length === 1);
+    const resend = payAtTerminal();
+    // Handed to the sandbox, the resend reaches its wait on the first payment without any timer.
+    await until('the resend is being answered', () => handled === 2);
+    await stopping.close();
+    for (const answer of [await waiting, await resend]) {
+      expect(answer.status).toBe(503);
+      expect(answer.body.error.code).toBe(19503);
+    }
+  }, 60_000);
+});
