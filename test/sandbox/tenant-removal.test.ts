@@ -368,6 +368,43 @@ describe('a tenant removed while its requests are in flight', () => {
   }, 60_000);
 });
 
+describe('many tenants removed at once, each with requests held', () => {
+  it('answers all of them 403 and none 5xx, while the sandbox’s own tenant keeps working', async () => {
+    const unknown = await unknownKeyAnswer();
+    const workers = await Promise.all(['W1', 'W2', 'W3', 'W4', 'W5'].map((webcode) => makeTenant(webcode)));
+    const held: Promise<Answer>[] = [];
+    for (const [index, worker] of workers.entries()) {
+      const rule = { environment: 'test', route: 'GET /payment/sessions', effect: { type: 'latency', ms: HOLD_MS } };
+      expect((await control(worker, 'POST', 'faults', rule)).status).toBe(200);
+      for (let call = 0; call < 8; call++) held.push(answerOf(api(worker, 'GET', '/payment/sessions')));
+      // One POS payment per tenant: a second on the same terminal would be answered busy (409).
+      const pos = { poiId: 'S1F2-TEST-000002', amount: { value: 1_000 + index, currency: 'EUR' } };
+      held.push(answerOf(api(worker, 'POST', '/pos/payment', pos)));
+    }
+    await until('every call is held', async () => {
+      const states = await Promise.all(
+        workers.map(async (worker) => ({
+          struck: ((await control(worker, 'GET', 'faults')).body.data as { injected: number }[])[0]?.injected ?? 0,
+          waiting: (await control(worker, 'GET', 'test/pos-payments')).body.data.total as number,
+        })),
+      );
+      return states.every((state) => state.struck === 8 && state.waiting === 1);
+    });
+    const own = { webcode: sandbox.webcode, keys: sandbox.keys };
+    const during = answerOf(api(own, 'POST', '/payment/session', sessionParams));
+    const removals = await Promise.all(workers.map((worker) => control(undefined, 'DELETE', `tenants/${worker.webcode}`)));
+    expect(removals.map((removal) => removal.status)).toEqual([200, 200, 200, 200, 200]);
+    expect((await during).status).toBe(201);
+    const answers = await Promise.all(held);
+    expect(answers).toHaveLength(45);
+    expectUnknownKey(Object.fromEntries(answers.map((answer, index) => [`call ${index}`, answer])), unknown);
+    expect(sandbox.tenants()).toEqual([]);
+    expect((await answerOf(api(own, 'GET', '/payment/sessions'))).status).toBe(200);
+    expect(errors).toEqual([]);
+    expect(rejections).toEqual([]);
+  }, 120_000);
+});
+
 describe("the sandbox's stop, which releases the same waits", () => {
   it('answers a POS payment at its terminal and its resend with the same Idempotency-Key 503 (19503) at once', async () => {
     const stopping = createSandbox({ clock: manualClock(Date.UTC(2026, 0, 5, 9)), posDelayMs: 5_000 });
