@@ -109,7 +109,8 @@ export function openTenant(settings: TenantSettings): Tenant {
     urls: settings.webhookUrls,
     retry: settings.webhookRetry,
     onAttempt: settings.onWebhookAttempt,
-    stop: removal.signal,
+    // Only a made tenant is ever removed: the sandbox's own attempts keep their plain timeout.
+    stop: settings.made ? removal.signal : undefined,
   });
   const api = createApi({
     webcode,
