@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createSandbox, manualClock, type Sandbox } from '../../src/sandbox/index.js';
+import { buildOnce, killAll, startCli, stop } from './cli-process.js';
 import { GOOD_CARD, sessionParams } from './support.js';
 
 /** Latency of the rules that hold calls: far beyond every bound the test waits. */
@@ -433,6 +434,51 @@ describe("the sandbox's stop, which releases the same waits", () => {
     for (const answer of [await waiting, await resend]) {
       expect(answer.status).toBe(503);
       expect(answer.body.error.code).toBe(19503);
+    }
+  }, 60_000);
+});
+
+describe('the CLI sandbox', () => {
+  beforeAll(buildOnce);
+  afterAll(killAll);
+
+  it('sandbox --pos-delay-ms 2000: a POS payment waiting for its terminal answers 403 when its tenant is removed', async () => {
+    const cli = await startCli(['--pos-delay-ms', '2000']);
+    try {
+      const { baseUrl: cliUrl, keys } = cli.info;
+      const made = await fetch(`${cliUrl}/_sandbox/tenants`, {
+        method: 'POST',
+        headers: { 'x-api-key': keys.test, 'content-type': 'application/json' },
+        body: JSON.stringify({ webcode: 'CLI_WORKER' }),
+      });
+      const worker = ((await made.json()) as { data: Made }).data;
+      const pos = { webcode: 'CLI_WORKER', poiId: 'V400m-TEST-000001', amount: { value: 1_000, currency: 'EUR' } };
+      const waiting = answerOf(
+        fetch(`${cliUrl}/external/v1/test/pos/payment`, {
+          method: 'POST',
+          headers: { 'x-api-key': worker.keys.test, 'content-type': 'application/json' },
+          body: JSON.stringify(pos),
+          signal: AbortSignal.timeout(BOUND_MS),
+        }),
+      );
+      await until('the POS payment waits at its terminal', async () => {
+        const listed = await fetch(`${cliUrl}/_sandbox/test/pos-payments`, { headers: { 'x-api-key': worker.keys.test } });
+        return ((await listed.json()) as { data?: { total: number } }).data?.total === 1;
+      });
+      const removed = await fetch(`${cliUrl}/_sandbox/tenants/CLI_WORKER`, { method: 'DELETE', headers: { 'x-api-key': keys.test } });
+      expect(removed.status).toBe(200);
+      const answer = await waiting;
+      expect(answer.status).toBe(403);
+      expect(answer.body.error).toMatchObject({ code: 11008, statusCode: 403, message: 'API key without permission for this resource' });
+      // The sandbox keeps answering, and stops cleanly.
+      const own = await fetch(`${cliUrl}/external/v1/test/pos/terminals?webcode=${cli.info.webcode}`, {
+        headers: { 'x-api-key': keys.test },
+      });
+      expect(own.status).toBe(200);
+      expect((await stop(cli)).code).toBe(0);
+      expect(cli.stderr()).not.toMatch(/Sandbox error|Unhandled|TypeError/);
+    } finally {
+      cli.child.kill('SIGKILL');
     }
   }, 60_000);
 });
