@@ -1,11 +1,13 @@
 /**
  * A tenant removed while its requests are in flight (issue 30, item 1), over real HTTP on
  * 127.0.0.1: requests of every kind are held inside the sandbox (an API read and a refund by
- * latency rules, a POS payment at its terminal and its resend with the same key, a control action
- * and a dashboard action waiting on a webhook attempt, the dashboard's live stream, a payment page
- * whose body is still being read), the tenant is removed, and each gets a clear answer in bounded
- * time: 403 as for any unknown key (the dashboard and the payment page: their own 404 pages), never
- * 5xx; nothing of the tenant is left, and the other tenants and the sandbox work throughout.
+ * latency rules, a POS payment at its terminal and its resend with the same key, a slow terminal,
+ * a control action and a dashboard action waiting on a webhook attempt, the dashboard's live
+ * stream, a payment page whose body is still being read), the tenant is removed, and each gets a
+ * clear answer in bounded time: 403 as for any unknown key (the dashboard and the payment page:
+ * their own 404 pages), never 5xx; nothing of the tenant is left, and the other tenants and the
+ * sandbox work throughout. Also: five tenants removed at once, the CLI sandbox with
+ * `--pos-delay-ms 2000`, and the sandbox's stop, which releases the same waits (503 there).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type ServerResponse } from 'node:http';
@@ -370,26 +372,36 @@ describe('a tenant removed while its requests are in flight', () => {
 });
 
 describe('many tenants removed at once, each with requests held', () => {
-  it('answers all of them 403 and none 5xx, while the sandbox’s own tenant keeps working', async () => {
+  it('answers all 50 (latency, slow terminal, terminal wait) 403 and none 5xx, while the sandbox’s own tenant keeps working', async () => {
     const unknown = await unknownKeyAnswer();
     const workers = await Promise.all(['W1', 'W2', 'W3', 'W4', 'W5'].map((webcode) => makeTenant(webcode)));
     const held: Promise<Answer>[] = [];
+    const injected = async (worker: Made) =>
+      ((await control(worker, 'GET', 'faults')).body.data as { injected: number }[]).map((rule) => rule.injected);
     for (const [index, worker] of workers.entries()) {
-      const rule = { environment: 'test', route: 'GET /payment/sessions', effect: { type: 'latency', ms: HOLD_MS } };
-      expect((await control(worker, 'POST', 'faults', rule)).status).toBe(200);
+      const latency = { environment: 'test', route: 'GET /payment/sessions', effect: { type: 'latency', ms: HOLD_MS } };
+      const slowTerminal = {
+        environment: 'test',
+        route: 'POST /pos/payment',
+        times: 1,
+        effect: { type: 'terminal', outcome: 'slow', ms: HOLD_MS },
+      };
+      for (const rule of [latency, slowTerminal]) expect((await control(worker, 'POST', 'faults', rule)).status).toBe(200);
       for (let call = 0; call < 8; call++) held.push(answerOf(api(worker, 'GET', '/payment/sessions')));
-      // One POS payment per tenant: a second on the same terminal would be answered busy (409).
+      // The first POS payment is held by the slow terminal before it runs; the next one then waits at its terminal.
       const pos = { poiId: 'S1F2-TEST-000002', amount: { value: 1_000 + index, currency: 'EUR' } };
+      held.push(answerOf(api(worker, 'POST', '/pos/payment', pos)));
+      await until('the slow terminal struck', async () => (await injected(worker))[1] === 1);
       held.push(answerOf(api(worker, 'POST', '/pos/payment', pos)));
     }
     await until('every call is held', async () => {
       const states = await Promise.all(
         workers.map(async (worker) => ({
-          struck: ((await control(worker, 'GET', 'faults')).body.data as { injected: number }[])[0]?.injected ?? 0,
+          struck: await injected(worker),
           waiting: (await control(worker, 'GET', 'test/pos-payments')).body.data.total as number,
         })),
       );
-      return states.every((state) => state.struck === 8 && state.waiting === 1);
+      return states.every((state) => state.struck[0] === 8 && state.waiting === 1);
     });
     const own = { webcode: sandbox.webcode, keys: sandbox.keys };
     const during = answerOf(api(own, 'POST', '/payment/session', sessionParams));
@@ -397,7 +409,7 @@ describe('many tenants removed at once, each with requests held', () => {
     expect(removals.map((removal) => removal.status)).toEqual([200, 200, 200, 200, 200]);
     expect((await during).status).toBe(201);
     const answers = await Promise.all(held);
-    expect(answers).toHaveLength(45);
+    expect(answers).toHaveLength(50);
     expectUnknownKey(Object.fromEntries(answers.map((answer, index) => [`call ${index}`, answer])), unknown);
     expect(sandbox.tenants()).toEqual([]);
     expect((await answerOf(api(own, 'GET', '/payment/sessions'))).status).toBe(200);
