@@ -27,10 +27,13 @@ import { build } from 'esbuild';
  */
 // Issue 24 added 1.12 kB to each stage (the handler's store/confirm path, memoryWebhookStore and
 // webhookEventKey, which the issue puts in the root) and issue 25 0.27 kB (the schemas' notes the
-// OpenAPI generator reads); pg and redis never reach the root (checked below).
-const BUDGET_INITIAL = 27_000;
-const BUDGET_REQUEST = 40_650;
-const BUDGET_TOTAL = 59_150;
+// OpenAPI generator reads); pg and redis never reach the root (checked below). Issue 30 added
+// 0.46 kB (the POS errors' key and state on every path after a charge, the webhook key's escaping):
+// splitting POS recovery into a lazy chunk was tried and made the initial load larger (two gzip
+// streams compress worse than one).
+const BUDGET_INITIAL = 27_500;
+const BUDGET_REQUEST = 41_150;
+const BUDGET_TOTAL = 59_600;
 
 /** Optional peer dependencies: the app's own packages when it has them, not counted (see the top). */
 const OPTIONAL_PEERS = ['@opentelemetry/api'];

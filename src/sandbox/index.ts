@@ -190,13 +190,18 @@ export interface Sandbox {
   createTenant(options?: TenantOptions): TenantView;
   /** The tenants made, in order (the sandbox's own is not among them). */
   tenants(): TenantView[];
-  /** Removes a made tenant: its keys stop working, its scheduled work stops, its records (and their files) are gone. */
+  /**
+   * Removes a made tenant: its keys stop working, its scheduled work stops, its records (and their
+   * files) are gone. Its requests in flight, whatever they wait on (a latency rule, a terminal, a
+   * webhook attempt), are answered 403 / 11008 as for an unknown key; none is left half-done.
+   */
   removeTenant(webcode: string): Promise<void>;
   /**
    * Stops the server and timers and closes the stores; scheduled work stays stored for the next
    * start. Made tenants close with it: with a `dataDir` they reopen on the next start, in memory they are gone.
    * The server stops accepting at once; requests in flight finish (up to 1 s, then they are cut);
-   * a POS payment still waiting on its terminal is answered 503 (code 19503) at once, and stays
+   * a POS payment still waiting on its terminal (or a resend waiting on it with the same
+   * `Idempotency-Key`) is answered 503 (code 19503) at once, and stays
    * pending with its terminal's answer stored, to run at the next start on the same data.
    */
   close(): Promise<void>;
@@ -328,7 +333,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
           SANDBOX_CODES.stopping,
           'The sandbox stopped while the terminal processed this payment: it completes at the next start; retry with the same Idempotency-Key',
         );
-        for (const tenant of tenants.all()) tenant.api.posPayments.releaseWaiting(stopping);
+        for (const tenant of tenants.all()) tenant.api.releaseWaiting(stopping);
         await drained;
         server = undefined;
         scheduler.close();

@@ -29,6 +29,19 @@ export class SandboxStoreError extends Error {
   }
 }
 
+/**
+ * The store was closed (its tenant removed, or the sandbox stopped) and is touched again: nothing
+ * more is read or written. A request of a removed tenant that gets this is answered 403, as for an
+ * unknown key (see `steps/tenant.ts`).
+ */
+export class SandboxStoreClosedError extends Error {
+  override readonly name = 'SandboxStoreClosedError';
+
+  constructor(location: string) {
+    super(`The sandbox database ${location} is closed`);
+  }
+}
+
 /** `WHERE` conditions: column and value, joined by `AND`; `undefined` values are left out. */
 export type Conditions = Record<string, SqlValue | undefined>;
 
@@ -298,6 +311,7 @@ export class SandboxStore {
   /** Prepared statements by SQL text, least recently used first. */
   readonly #statements = new Map<string, Statement>();
   #depth = 0;
+  #closed = false;
   /** Where the database lives: a file path, or `:memory:`. */
   readonly location: string;
   /** How many times this database was opened before, this time included (1 for a new one). */
@@ -406,6 +420,8 @@ export class SandboxStore {
 
   /** A prepared statement, prepared once per SQL text while among the {@link STATEMENT_CACHE_SIZE} last used. */
   statement(sql: string): Statement {
+    // Rather than SQLite's "statement has been finalized" from a statement prepared before the close.
+    if (this.#closed) throw new SandboxStoreClosedError(this.location);
     let statement = this.#statements.get(sql);
     if (statement) {
       // Moved to the end: the first entry is the least recently used.
@@ -665,8 +681,15 @@ export class SandboxStore {
     );
   }
 
+  /** Closes the database; what touches the store after that throws {@link SandboxStoreClosedError}. Once only. */
   close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
     this.#db.close();
+  }
+
+  get closed(): boolean {
+    return this.#closed;
   }
 
   /** Copies the JSON state of earlier versions into the new tables; the file itself is left as it was. */

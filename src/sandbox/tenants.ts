@@ -11,6 +11,7 @@ import { SandboxControl } from './control/control.js';
 import { FaultRules } from './faults.js';
 import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import { Scheduler } from './scheduler.js';
+import { unknownKey } from './steps/tenant.js';
 import { SandboxStore, SandboxStoreError } from './store.js';
 import { type MadeTenant, type TenantRegistry, WEBCODE } from './tenant-registry.js';
 import { type AttemptReport, WEBHOOK_ATTEMPT, WEBHOOK_COPIES, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';
@@ -42,6 +43,14 @@ export interface Tenant {
   readonly faults: FaultRules;
   /** Reports a fault of the tenant's own work; a damaged database by name and with what to do, once. */
   report(error: unknown): void;
+  /**
+   * Aborted once the tenant's removal begins: its waits end (latency holds, POS terminals, key
+   * waits, webhook attempts, the dashboard's live stream) and each of its requests still in flight
+   * is answered 403, as for an unknown key.
+   */
+  readonly removed: AbortSignal;
+  /** Aborts {@link removed} and answers the requests waiting on the tenant's work; for {@link Tenants.remove}. */
+  markRemoved(): void;
 }
 
 /** What a tenant is opened with. */
@@ -81,6 +90,7 @@ function delayPicker(option: TenantSettings['posDelay'], random: () => number): 
 /** Opens a tenant's store and wires its parts; work it had scheduled before a restart runs if due. */
 export function openTenant(settings: TenantSettings): Tenant {
   const { webcode } = settings;
+  const removal = new AbortController();
   // A made tenant's store lies beside its keys (`tenants.json`): its owner's only, as they are.
   const store = new SandboxStore(settings.dataDir, { ownerOnly: settings.made });
   const clock = offsetClock(settings.clock, store.counter('clockOffset'));
@@ -99,6 +109,8 @@ export function openTenant(settings: TenantSettings): Tenant {
     urls: settings.webhookUrls,
     retry: settings.webhookRetry,
     onAttempt: settings.onWebhookAttempt,
+    // Only a made tenant is ever removed: the sandbox's own attempts keep their plain timeout.
+    stop: settings.made ? removal.signal : undefined,
   });
   const api = createApi({
     webcode,
@@ -115,6 +127,8 @@ export function openTenant(settings: TenantSettings): Tenant {
   });
   let damageReported = false;
   const report = (error: unknown): void => {
+    // Work cut short by the removal (a closed store, an aborted attempt) is how a removal ends, not a fault.
+    if (removal.signal.aborted) return;
     const damage = store.damage(error);
     if (!damage) settings.onError(error);
     else if (!damageReported) {
@@ -140,7 +154,13 @@ export function openTenant(settings: TenantSettings): Tenant {
     throw store.damage(error) ?? error;
   }
   const { keys, clientSecrets } = settings;
-  return { webcode, keys, clientSecrets, store, clock, random, webhooks, api, scheduler, control, faults, report };
+  const markRemoved = () => {
+    removal.abort();
+    // As the sandbox's stop does (503 there): a request waiting here is answered now.
+    api.releaseWaiting(unknownKey());
+  };
+  const removed = removal.signal;
+  return { webcode, keys, clientSecrets, store, clock, random, webhooks, api, scheduler, control, faults, report, removed, markRemoved };
 }
 
 /** Who is calling: the tenant an API key belongs to, and the key's own entry. */
@@ -272,7 +292,8 @@ export class Tenants {
 
   /**
    * Removes a made tenant: its keys stop working at once, its scheduled work stops, its store
-   * closes and its files are deleted. 404 for an unknown webcode.
+   * closes and its files are deleted. 404 for an unknown webcode. Its requests in flight are
+   * answered 403, as for an unknown key (see {@link retireTenant}).
    */
   async remove(webcode: string): Promise<void> {
     const entry = this.#made.get(webcode);
@@ -283,7 +304,7 @@ export class Tenants {
     this.#keys.delete(tenant.keys.live);
     // Off the list first: a crash before the files are gone leaves a folder the next start deletes.
     this.#registry?.save(this.#list());
-    await closeTenant(tenant);
+    await retireTenant(tenant);
     this.#registry?.removeFiles(webcode);
   }
 
@@ -316,6 +337,20 @@ async function closeTenant(tenant: Tenant): Promise<void> {
   tenant.scheduler.close();
   await tenant.scheduler.settled();
   tenant.store.close();
+}
+
+/**
+ * Ends a tenant whose requests may be in flight. Marked removed first: its waits end and its
+ * webhook attempts are cut. Its store then closes at once: transactions are synchronous, so none
+ * is under way, and none can begin after this one; a write either committed before the removal or
+ * never happens, and a request that touches the store afterwards is answered 403 by the tenant step.
+ */
+async function retireTenant(tenant: Tenant): Promise<void> {
+  tenant.markRemoved();
+  tenant.scheduler.close();
+  tenant.store.close();
+  // The attempts cut by the removal end without writing (the scheduler is closed): the files can go after them.
+  await tenant.scheduler.settled();
 }
 
 function view(made: MadeTenant): TenantView {

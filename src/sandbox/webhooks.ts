@@ -75,6 +75,7 @@ export class WebhookDispatcher {
   urls: string[];
   /** Called after each attempt is recorded (the CLI prints failures, the dashboard updates). */
   readonly #onAttempt: ((report: AttemptReport) => void) | undefined;
+  readonly #stop: AbortSignal | undefined;
 
   constructor(options: {
     store: SandboxStore;
@@ -85,7 +86,10 @@ export class WebhookDispatcher {
     onAttempt?: ((report: AttemptReport) => void) | undefined;
     /** The tenant's fault rules on webhook events. */
     faults?: FaultRules | undefined;
+    /** Cuts the attempts under way when it aborts (the tenant is removed). */
+    stop?: AbortSignal | undefined;
   }) {
+    this.#stop = options.stop;
     this.#store = options.store;
     this.#faults = options.faults;
     this.#clock = options.clock;
@@ -266,7 +270,9 @@ export class WebhookDispatcher {
         body: JSON.stringify(pending.event),
         // A redirect is the receiver's answer, not a new address: the sandbox calls only the URLs it is given.
         redirect: 'manual',
-        signal: AbortSignal.timeout(this.#retry.timeoutMs),
+        signal: this.#stop
+          ? AbortSignal.any([this.#stop, AbortSignal.timeout(this.#retry.timeoutMs)])
+          : AbortSignal.timeout(this.#retry.timeoutMs),
       });
       attempt.status = response.status;
       attempt.responseBody = await excerpt(response);

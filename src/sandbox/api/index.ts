@@ -1,5 +1,6 @@
 /** The service's operations of one tenant, one module per resource, with the jobs they schedule. */
 import type { Environment } from '../../core/options.js';
+import type { ServiceFailure } from '../responses.js';
 import type { JobHandler } from '../scheduler.js';
 import { type ApiContext, JOB } from './context.js';
 import { emitEvent } from './events.js';
@@ -22,6 +23,11 @@ export interface SandboxApi {
   readonly jobs: Record<string, JobHandler>;
   /** Sends a documented event again for a record (see {@link emitEvent}); the ids of the new deliveries. */
   emitEvent(environment: Environment, eventCode: string, reference: string): number[];
+  /**
+   * Answers `failure` now to every request still waiting here: on a POS payment's terminal, or on
+   * the running request with its `Idempotency-Key` (the sandbox stops, or the tenant is removed).
+   */
+  releaseWaiting(failure: ServiceFailure): void;
 }
 
 export function createApi(context: ApiContext): SandboxApi {
@@ -41,5 +47,9 @@ export function createApi(context: ApiContext): SandboxApi {
       [JOB.resolveModification]: { run: (reference) => modifications.resolve(reference) },
     },
     emitEvent: (environment, eventCode, reference) => emitEvent(context, environment, eventCode, reference),
+    releaseWaiting(failure) {
+      posPayments.releaseWaiting(failure);
+      keys.release(failure);
+    },
   };
 }

@@ -90,9 +90,11 @@ export class PosPayments {
     store.posPayments.save(record);
     const subject: PosAnswerSubject = { posPaymentId: record.posPaymentId, idempotencyKey };
     this.#context.schedule(JOB.posAnswer, this.#context.posDelay(), JSON.stringify(subject));
-    return {
-      deferred: new Promise((resolve, reject) => this.#waiters.set(record.posPaymentId, { resolve, reject })),
-    };
+    const deferred = new Promise<Answer>((resolve, reject) => this.#waiters.set(record.posPaymentId, { resolve, reject }));
+    // A waiter whose request went away (its transaction rolled back after this) may still be released
+    // by a stop or a removal: that rejection must not surface as an unhandled one.
+    deferred.catch(() => undefined);
+    return { deferred };
   }
 
   /** The terminal answers (the job): the outcome follows the documented amount endings, or `forced`. */

@@ -12,6 +12,7 @@ import { failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure } from '../res
 import type { Caller } from '../tenants.js';
 import type { Step } from './chain.js';
 import type { ApiCall } from './endpoint.js';
+import { unknownKey } from './tenant.js';
 
 export function faults<C extends ApiCall & Caller>(traceId: () => string, maxBodyBytes: number): Step<C> {
   return async (context, next) => {
@@ -21,7 +22,7 @@ export function faults<C extends ApiCall & Caller>(traceId: () => string, maxBod
     const slow = rules.strike(environment, route.template, 'latency');
     if (slow) {
       struck.push(slow);
-      await sleep(rules.latencyMs(slow.effect));
+      await sleep(rules.latencyMs(slow.effect), tenant.removed);
     }
     const before = rules.strike(environment, route.template, 'before');
     if (before) {
@@ -129,6 +130,18 @@ function withFault(answer: Response, rule: FaultRuleState): Response {
   return declared === undefined ? marked : Object.assign(marked, { [DECLARED_LENGTH]: declared });
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`; a removal of the tenant ends the wait at once, answered 403 as for an unknown key. */
+function sleep(ms: number, removed: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stop = () => {
+      clearTimeout(timer);
+      reject(unknownKey());
+    };
+    const timer = setTimeout(() => {
+      removed.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    if (removed.aborted) stop();
+    else removed.addEventListener('abort', stop, { once: true });
+  });
 }

@@ -23,6 +23,8 @@ export interface PageContext {
   clock: SandboxClock;
   webcode: string;
   maxBodyBytes: number;
+  /** Aborted once the tenant's removal begins: a page of its sessions is then not found. */
+  removed: AbortSignal;
 }
 
 const PAGE_PATH = /^\/(pay-external-test|pay-external)\/([^/]+)$/;
@@ -362,20 +364,37 @@ export function pageSessionToken(url: URL): { environment: Environment; token: s
   return match ? { environment: match[1] === 'pay-external-test' ? 'test' : 'live', token: match[2] ?? '' } : undefined;
 }
 
-/** Serves `/pay-external-test/<token>` and `/pay-external/<token>`; `undefined` for any other path. */
+/**
+ * Serves `/pay-external-test/<token>` and `/pay-external/<token>`; `undefined` for any other path.
+ * A page whose tenant is removed while it is answered (the store closed under it) is not found,
+ * 404, as a link to no session is: the session went with its tenant.
+ */
 export async function handlePage(request: Request, url: URL, context: PageContext): Promise<Response | undefined> {
   const page = pageSessionToken(url);
   if (!page) return undefined;
+  let answer: Response;
+  try {
+    answer = await servePage(request, page, context);
+  } catch (error) {
+    if (!context.removed.aborted) throw error;
+    answer = notFound(request);
+  }
+  return context.removed.aborted ? notFound(request) : answer;
+}
+
+function notFound(request: Request): Response {
+  const locale = requestLocale(request);
+  return messagePage(404, locale, locale.text.notFoundTitle, locale.text.notFoundMessage);
+}
+
+async function servePage(request: Request, page: { environment: Environment; token: string }, context: PageContext): Promise<Response> {
   const { environment } = page;
   // Read before the session: from here on nothing awaits until the session's change is committed.
   const form = request.method === 'POST' ? readForm(await readText(request, context.maxBodyBytes)) : undefined;
   // The signer of urlOk's data, loaded before any change: the answer after a commit cannot fail on it.
   if (form) await import('jose');
   const session = context.api.sessions.byToken(environment, page.token);
-  if (!session) {
-    const locale = requestLocale(request);
-    return messagePage(404, locale, locale.text.notFoundTitle, locale.text.notFoundMessage);
-  }
+  if (!session) return notFound(request);
 
   if (request.method === 'GET' || request.method === 'HEAD') {
     if (session.status !== 'pending') return finished(session, context);

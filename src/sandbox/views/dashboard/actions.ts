@@ -38,74 +38,88 @@ export async function act(settings: DashboardSettings, request: Request, url: UR
     target.searchParams.set(kind, message);
     return new Response(null, { status: 303, headers: { location: `${target.pathname}${target.search}` } });
   };
-  const { control } = context;
+  let answer: Response;
   try {
-    const id = form.get('id') ?? '';
-    switch (action) {
-      case 'pay': {
-        const session = await control.paySession(environmentOf(form), id, {
-          holderName: form.get('holderName') ?? undefined,
-          from: 'dashboard',
-        });
-        return back('notice', `Session ${session.sessionId} is now ${session.status}.`);
-      }
-      case 'expire':
-        control.expireSession(environmentOf(form), id);
-        return back('notice', `Session ${id} expired.`);
-      case 'resolve': {
-        const payment = await control.resolvePosPayment(environmentOf(form), id, form.get('outcome') as 'success' | 'failed');
-        return back('notice', `POS payment ${payment.posPaymentId} is now ${payment.status}.`);
-      }
-      case 'resend': {
-        const delivery = await control.resendDelivery(environmentOf(form), Number(id));
-        return back('notice', `Resent as delivery #${delivery.id}: ${lastAnswer(delivery)}.`);
-      }
-      case 'emit': {
-        const deliveries = await control.emitEvent(environmentOf(form), form.get('eventCode') ?? '', form.get('reference') ?? '');
-        return back(
-          'notice',
-          deliveries.length === 0
-            ? 'Event recorded, but no webhook URL is set: nothing was sent.'
-            : `Sent: ${deliveries.map((delivery) => `#${delivery.id} ${lastAnswer(delivery)}`).join(', ')}.`,
-        );
-      }
-      case 'advance': {
-        const ms = parseDuration(form.get('duration')?.trim() ?? '');
-        if (ms === undefined) return back('problem', 'Give a duration such as 90s, 5m, 1h30m or PT5M.');
-        const clock = await control.advanceClock(ms);
-        return back('notice', `The clock moved ahead by ${duration(ms)}; it is now ${time(clock.epochMs)}.`);
-      }
-      case 'reset':
-        await control.reset();
-        return back('notice', 'All data was deleted and the clock set back.');
-      case 'add-webhook-url':
-        control.addWebhookUrl(form.get('url') ?? '');
-        return back('notice', `Webhooks now also go to ${form.get('url')}.`);
-      case 'remove-webhook-url':
-        control.removeWebhookUrl(form.get('url') ?? '');
-        return back('notice', `Webhooks no longer go to ${form.get('url')}.`);
-      case 'add-fault': {
-        const added = addFault(context, form);
-        // Refused: the page again, 400, with why and with what was posted, to be corrected.
-        if ('refused' in added)
-          return render(context, { ...faultsPage(context, form), problem: added.refused, here: href(context, '/faults') }, 400);
-        return back('notice', `Rule ${added.id} added.`);
-      }
-      case 'remove-fault': {
-        const removed = context.faults.remove(id);
-        return removed
-          ? back('notice', `Rule ${id} removed; it struck ${removed.injected} ${removed.injected === 1 ? 'time' : 'times'}.`)
-          : back('problem', `No fault rule ${id}: it was removed already.`);
-      }
-      case 'clear-faults':
-        context.faults.clear();
-        return back('notice', 'Every fault rule was removed.');
-      default:
-        return new Response('Unknown action', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
-    }
+    answer = await perform(context, action, form, back);
   } catch (error) {
-    if (error instanceof ServiceFailure) return back('problem', error.message);
-    throw error;
+    if (context.removed.aborted) answer = unknownTenant(settings, context.webcode);
+    else if (error instanceof ServiceFailure) answer = back('problem', error.message);
+    else throw error;
+  }
+  // The tenant was removed while the action ran: what it did went with the tenant's records.
+  return context.removed.aborted ? unknownTenant(settings, context.webcode) : answer;
+}
+
+/** Runs one action on the tenant of `context`; a refused one throws its {@link ServiceFailure}. */
+async function perform(
+  context: DashboardContext,
+  action: string,
+  form: URLSearchParams,
+  back: (kind: 'notice' | 'problem', message: string) => Response,
+): Promise<Response> {
+  const { control } = context;
+  const id = form.get('id') ?? '';
+  switch (action) {
+    case 'pay': {
+      const session = await control.paySession(environmentOf(form), id, {
+        holderName: form.get('holderName') ?? undefined,
+        from: 'dashboard',
+      });
+      return back('notice', `Session ${session.sessionId} is now ${session.status}.`);
+    }
+    case 'expire':
+      control.expireSession(environmentOf(form), id);
+      return back('notice', `Session ${id} expired.`);
+    case 'resolve': {
+      const payment = await control.resolvePosPayment(environmentOf(form), id, form.get('outcome') as 'success' | 'failed');
+      return back('notice', `POS payment ${payment.posPaymentId} is now ${payment.status}.`);
+    }
+    case 'resend': {
+      const delivery = await control.resendDelivery(environmentOf(form), Number(id));
+      return back('notice', `Resent as delivery #${delivery.id}: ${lastAnswer(delivery)}.`);
+    }
+    case 'emit': {
+      const deliveries = await control.emitEvent(environmentOf(form), form.get('eventCode') ?? '', form.get('reference') ?? '');
+      return back(
+        'notice',
+        deliveries.length === 0
+          ? 'Event recorded, but no webhook URL is set: nothing was sent.'
+          : `Sent: ${deliveries.map((delivery) => `#${delivery.id} ${lastAnswer(delivery)}`).join(', ')}.`,
+      );
+    }
+    case 'advance': {
+      const ms = parseDuration(form.get('duration')?.trim() ?? '');
+      if (ms === undefined) return back('problem', 'Give a duration such as 90s, 5m, 1h30m or PT5M.');
+      const clock = await control.advanceClock(ms);
+      return back('notice', `The clock moved ahead by ${duration(ms)}; it is now ${time(clock.epochMs)}.`);
+    }
+    case 'reset':
+      await control.reset();
+      return back('notice', 'All data was deleted and the clock set back.');
+    case 'add-webhook-url':
+      control.addWebhookUrl(form.get('url') ?? '');
+      return back('notice', `Webhooks now also go to ${form.get('url')}.`);
+    case 'remove-webhook-url':
+      control.removeWebhookUrl(form.get('url') ?? '');
+      return back('notice', `Webhooks no longer go to ${form.get('url')}.`);
+    case 'add-fault': {
+      const added = addFault(context, form);
+      // Refused: the page again, 400, with why and with what was posted, to be corrected.
+      if ('refused' in added)
+        return render(context, { ...faultsPage(context, form), problem: added.refused, here: href(context, '/faults') }, 400);
+      return back('notice', `Rule ${added.id} added.`);
+    }
+    case 'remove-fault': {
+      const removed = context.faults.remove(id);
+      return removed
+        ? back('notice', `Rule ${id} removed; it struck ${removed.injected} ${removed.injected === 1 ? 'time' : 'times'}.`)
+        : back('problem', `No fault rule ${id}: it was removed already.`);
+    }
+    case 'clear-faults':
+      context.faults.clear();
+      return back('notice', 'Every fault rule was removed.');
+    default:
+      return new Response('Unknown action', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
   }
 }
 

@@ -23,19 +23,23 @@ export function events(context: DashboardContext, request: Request): Response {
       });
       const heartbeat = setInterval(() => send(': still here\n\n'), 15_000);
       (heartbeat as { unref?: () => void }).unref?.();
-      stop = () => {
-        unwatch();
-        clearInterval(heartbeat);
-        if (timer) clearTimeout(timer);
-      };
-      request.signal.addEventListener('abort', () => {
+      const end = () => {
         stop();
         try {
           controller.close();
         } catch {
           // already closed
         }
-      });
+      };
+      stop = () => {
+        context.removed.removeEventListener('abort', end);
+        unwatch();
+        clearInterval(heartbeat);
+        if (timer) clearTimeout(timer);
+      };
+      request.signal.addEventListener('abort', end);
+      // The tenant is being removed: the stream ends, and the browser's reconnection finds it gone (404).
+      context.removed.addEventListener('abort', end, { once: true });
       send('retry: 2000\n\n');
     },
     cancel() {

@@ -76,7 +76,10 @@ export async function handleDashboard(request: Request, url: URL, settings: Dash
   if (path === '/reference') return show(referencePage());
   if (path === '/faults') return show(faultsPage(context));
   if (path === API_REFERENCE_PATH) {
-    return show(apiReferencePage(JSON.parse(await openApiText(OPENAPI_PATH, settings.origin ?? url.origin, serviceDocument))));
+    const document = JSON.parse(await openApiText(OPENAPI_PATH, settings.origin ?? url.origin, serviceDocument));
+    // The tenant may have been removed while the document was read: its page is then not found, as after.
+    if (context.removed.aborted) return unknownTenant(settings, context.webcode);
+    return show(apiReferencePage(document));
   }
   const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
   const environment = environmentName as Environment;

@@ -25,6 +25,8 @@ export interface DashboardContext extends DashboardSettings {
   webcode: string;
   /** The chosen tenant's webcode as links carry it (`?tenant=`); `undefined` for the sandbox's own. */
   tenant: string | undefined;
+  /** Aborted once the chosen tenant's removal begins: its live stream ends, its action answers as for an unknown tenant. */
+  removed: AbortSignal;
 }
 
 /** Where the dashboard's pages and forms name the tenant they show. */
@@ -44,6 +46,7 @@ export function tenantContext(settings: DashboardSettings, webcode: string | nul
     faults: tenant.faults,
     webcode: tenant.webcode,
     tenant: tenant === main ? undefined : tenant.webcode,
+    removed: tenant.removed,
   };
 }
 
