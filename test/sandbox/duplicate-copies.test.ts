@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { PARALLEL_ATTEMPTS } from '../../src/sandbox/webhooks.js';
 import { sessionParams, submitForm, useSandboxes } from './support.js';
 
 const { start, adopt } = useSandboxes();
@@ -228,6 +229,37 @@ describe('a duplicate rule at its extremes', () => {
       held.closeAllConnections();
       held.close();
       await good.close();
+    }
+  }, 120_000);
+
+  it('removes a tenant while its 4 000 copies go out: the removal ends them, reports no error, and the owner goes on', async () => {
+    const hook = await countingReceiver();
+    const errors: unknown[] = [];
+    try {
+      const { sandbox } = await start({ onError: (error) => errors.push(error) });
+      const made = sandbox.createTenant({ webcode: 'COPIES_GONE' });
+      const as = (method: string, path: string, body: unknown) =>
+        fetch(`${sandbox.baseUrl}${path}`, {
+          method,
+          headers: { 'x-api-key': made.keys.test, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        }).then((response) => response.json() as Promise<{ data: Record<string, string> }>);
+      await as('POST', '/_sandbox/webhook-urls', { url: `${hook.origin}/gone` });
+      await as('POST', '/_sandbox/faults', { event: 'AUTHORISATION', times: 1, effect: { type: 'duplicate', copies: 4_000 } });
+      const session = await as('POST', '/external/v1/test/payment/session', { ...sessionParams, webcode: made.webcode });
+      expect((await submitForm(session.data.paymentUrl ?? '')).status).toBe(303);
+      await hook.waitFor(1);
+      await sandbox.removeTenant(made.webcode);
+      const sent = hook.total;
+      expect(sent).toBeLessThan(4_000);
+      // Nothing more is sent once the removal has answered (the attempts it cut may still arrive),
+      // and the owner answers as before.
+      expect((await fetch(`${sandbox.baseUrl}/_sandbox/clock`, { headers: { 'x-api-key': sandbox.keys.test } })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(hook.total).toBeLessThanOrEqual(sent + PARALLEL_ATTEMPTS.perUrl);
+      expect(errors).toEqual([]);
+    } finally {
+      await hook.close();
     }
   }, 120_000);
 });
