@@ -85,7 +85,7 @@ const SANDBOX_ALLOWED: Record<string, string[]> = {
   shared: [],
   api: ['shared'],
   http: ['shared', 'views/html.ts', 'views/response.ts'],
-  control: ['shared', 'api', 'http', 'steps'],
+  control: ['shared', 'api', 'http', 'steps', 'tenants.ts'],
   'tenants.ts': ['shared', 'api', 'control/control.ts'],
   steps: ['shared', 'api', 'http', 'tenants.ts'],
   views: ['shared', 'api', 'http', 'control/control.ts', 'tenants.ts'],

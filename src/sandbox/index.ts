@@ -11,6 +11,8 @@
 import type { Environment } from '../core/options.js';
 import { type SandboxClock, systemClock } from './clock.js';
 import type { ClockState, ControlSession, SandboxControl } from './control/control.js';
+import { type ControlContext, invoke } from './control/route.js';
+import { CONTROL_ROUTES as routes } from './control/routes.js';
 import type { SandboxFaults } from './faults.js';
 import { declaredHosts, publicOrigin } from './http/access.js';
 import type { NodeServer } from './http/node.js';
@@ -243,6 +245,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     const token = pageSessionToken(url);
     return (token && tenants.byPageToken(token.token)) || main;
   };
+  // The typed methods run the control routes' own actions, as the sandbox's own keys would.
+  const own = (environment: Environment = 'test'): ControlContext => ({ environment, control, faults: main.faults, tenants });
   let server: NodeServer | undefined;
   let closing: Promise<void> | undefined;
   let boundHosts = new Set<string>();
@@ -309,16 +313,22 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     clock,
     faults: main.faults,
     control,
-    paySession: (environment, sessionId, payOptions) => control.paySession(environment, sessionId, payOptions),
-    expireSession: (environment, sessionId) => control.expireSession(environment, sessionId),
-    resolvePosPayment: (environment, posPaymentId, outcome) => control.resolvePosPayment(environment, posPaymentId, outcome),
-    resendDelivery: (environment, deliveryId) => control.resendDelivery(environment, deliveryId),
-    emitEvent: (environment, eventCode, reference) => control.emitEvent(environment, eventCode, reference),
-    advanceClock: (ms) => control.advanceClock(ms),
-    reset: () => control.reset(),
-    createTenant: (tenantOptions) => tenants.create(tenantOptions),
-    tenants: () => tenants.list(),
-    removeTenant: (webcode) => tenants.remove(webcode),
+    paySession: (environment, sessionId, payOptions) =>
+      invoke(routes.paySession, own(environment), { params: { sessionId }, body: { holderName: payOptions?.holderName } }),
+    expireSession: (environment, sessionId) => invoke(routes.expireSession, own(environment), { params: { sessionId } }),
+    resolvePosPayment: (environment, posPaymentId, outcome) =>
+      invoke(routes.resolvePosPayment, own(environment), { params: { posPaymentId }, body: { outcome } }),
+    resendDelivery: (environment, deliveryId) => invoke(routes.resendDelivery, own(environment), { params: { deliveryId } }),
+    emitEvent: (environment, eventCode, reference) => invoke(routes.emitEvent, own(environment), { body: { eventCode, reference } }),
+    advanceClock: (ms) => invoke(routes.advanceClock, own(), { body: { ms } }),
+    reset: async () => {
+      await invoke(routes.reset, own());
+    },
+    createTenant: (tenantOptions) => invoke(routes.createTenant, own(), { body: tenantOptions ?? {} }),
+    tenants: () => invoke(routes.listTenants, own()).tenants,
+    removeTenant: async (webcode) => {
+      await invoke(routes.removeTenant, own(), { params: { webcode } });
+    },
     close() {
       closing ??= (async () => {
         // Stop accepting first; the requests in flight may still need the scheduler and the store.

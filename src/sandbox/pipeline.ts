@@ -4,11 +4,11 @@
  * changes an answer after its commit).
  *
  *   respond → host check → /openapi.json → due work → router ─┬─ API:     endpoint → tenant → faults → body → commit(idempotency, operation)
- *                                                              ├─ control: /_sandbox/openapi.json | tenants (owner's key) | endpoint → tenant → run
+ *                                                              ├─ control: /_sandbox/openapi.json | endpoint → tenant → run (the declared routes)
  *                                                              └─ pages:   dashboard, payment page (404 after them)
  */
 import { controlOpenApi } from './control/openapi.js';
-import { controlEndpoint, runControl } from './control/routes.js';
+import { controlEndpoint, runControl } from './control/router.js';
 import { body } from './steps/body.js';
 import { chain, type Next } from './steps/chain.js';
 import { commit } from './steps/commit.js';
@@ -23,7 +23,6 @@ import type { Incoming, Located } from './steps/request.js';
 import { type FailureAnswers, respond } from './steps/respond.js';
 import { type ApiRequest, type PageHandler, router } from './steps/route.js';
 import { tenant } from './steps/tenant.js';
-import { tenantRoutes } from './steps/tenants.js';
 import type { Tenants } from './tenants.js';
 
 /** What the steps are built from. */
@@ -51,10 +50,9 @@ export function pipeline(parts: PipelineParts): Next<Incoming> {
 
   const control = chain<Located>()
     .use(controlOpenApi(parts.origin))
-    .use(tenantRoutes(parts.tenants, parts.maxBodyBytes))
     .use(controlEndpoint())
     .use(tenant(parts.tenants))
-    .end(runControl(parts.maxBodyBytes, parts.origin));
+    .end(runControl(parts.maxBodyBytes, parts.origin, parts.tenants));
 
   return chain<Incoming>()
     .use(respond(parts.failures))
