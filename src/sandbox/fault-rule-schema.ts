@@ -64,6 +64,7 @@ function oneOf<const T extends readonly [string, ...string[]]>(values: T, field:
   return z.enum(values, { error: refused(`${field} must be one of ${listed(values)}`) });
 }
 
+const ERROR_STATUSES = [500, 502, 503, 504, 429] as const;
 const when = oneOf(['before', 'after-commit'], 'effect.when');
 
 function latencyMs() {
@@ -106,7 +107,9 @@ export const FaultEffectSchema = z.discriminatedUnion(
   [
     effect('latency', { ms: latencyMs() }),
     effect('error', {
-      status: z.literal([500, 502, 503, 504, 429], { error: refused(`effect.status must be one of ${listed([500, 502, 503, 504, 429])}`) }),
+      status: hinted(z.literal(ERROR_STATUSES, { error: refused(`effect.status must be one of ${listed(ERROR_STATUSES)}`) }), {
+        type: 'integer',
+      }),
       when,
       retryAfter: z.optional(count('effect.retryAfter', FAULT_RULE_LIMITS.retryAfter, 'Seconds, sent as `Retry-After`.')),
     }),
