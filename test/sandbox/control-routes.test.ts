@@ -59,8 +59,14 @@ describe('the router answers the declared routes', () => {
   });
 
   it('answers a path parameter its schema refuses with 404 naming the record', async () => {
-    expectRefused(await call('GET', 'test/deliveries/abc'), 404, 19404, 'Webhook delivery');
-    expectRefused(await call('POST', 'test/deliveries/1234567890123456/resend'), 404, 19404, 'Webhook delivery');
+    for (const [method, path] of [
+      ['GET', 'test/deliveries/abc'],
+      ['POST', 'test/deliveries/1234567890123456/resend'],
+    ] as const) {
+      const answer = await call(method, path);
+      expectRefused(answer, 404, 19404, 'Webhook delivery');
+      expect(answer.body.error.message).toBe('Webhook delivery not found');
+    }
   });
 });
 

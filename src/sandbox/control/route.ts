@@ -114,16 +114,23 @@ type Answer<A extends Schema> = z.input<A> | Promise<z.input<A>>;
 
 /**
  * `value` parsed by `schema` (`{}` where a route declares none), or the failure `refuse` makes of
- * its first issue's message; a message that does not name the field it is about is prefixed with it.
+ * its first issue: its message and the field it is about (`''` for the whole value).
  */
-export function parseInput(schema: Schema | undefined, value: unknown, refuse: (message: string) => ServiceFailure): unknown {
+export function parseInput(
+  schema: Schema | undefined,
+  value: unknown,
+  refuse: (message: string, field: string) => ServiceFailure,
+): unknown {
   if (schema === undefined) return {};
   const result = z.safeParse(schema, value);
   if (result.success) return result.data;
   const [issue] = result.error.issues;
-  const where = issue?.path.join('.') ?? '';
-  const message = issue?.message ?? 'The request is not valid';
-  throw refuse(where === '' || message.includes(where) ? message : `${where}: ${message}`);
+  throw refuse(issue?.message ?? 'The request is not valid', issue?.path.join('.') ?? '');
+}
+
+/** 400 with the message, which names the field it is about (Zod's own messages do not: they get it in front). */
+export function refusedField(message: string, field: string): ServiceFailure {
+  return invalid(field === '' || message.includes(field) ? message : `${field}: ${message}`);
 }
 
 /**
@@ -136,6 +143,6 @@ export function invoke<P extends Schema | undefined, Q extends Schema | undefine
   context: ControlContext,
   input: Partial<RouteInput<P, Q, B>> = {},
 ): R {
-  const body = parseInput(route.body, input.body ?? {}, (message) => invalid(message));
+  const body = parseInput(route.body, input.body ?? {}, refusedField);
   return route.run(context, { params: {}, query: {}, ...input, body } as RouteInput<P, Q, B>);
 }

@@ -7,12 +7,12 @@
 import type { Environment } from '../../core/options.js';
 import { notFound } from '../api/context.js';
 import { readOptionalJsonText } from '../http/body.js';
-import { invalid, jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from '../responses.js';
+import { jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from '../responses.js';
 import type { Next, Step } from '../steps/chain.js';
 import { CONTROL_PREFIX, type Located } from '../steps/request.js';
 import type { Caller, Tenants } from '../tenants.js';
 import { jsonObject } from '../validation.js';
-import { type ControlRoute, parseInput } from './route.js';
+import { type ControlRoute, parseInput, refusedField } from './route.js';
 import { CONTROL_ROUTES } from './routes.js';
 
 /** Every declared route, in the order they are matched. */
@@ -63,13 +63,14 @@ function paramsOf(route: ControlRoute, rawParams: readonly string[]): Record<str
 /** Reads and validates a request's parameters, query and body with its route's schemas: 404 for a path parameter, 400 for the rest. */
 async function inputOf(context: ControlRequest, maxBodyBytes: number) {
   const { route, request, url } = context;
+  // A segment a parameter's schema refuses names no record: 404 naming what it would have been.
   const params = parseInput(route.params, paramsOf(route, context.rawParams), (what) => notFound(what));
   // The first value of each query parameter, as `URLSearchParams.get` reads it.
   const queryValues = Object.fromEntries([...new Set(url.searchParams.keys())].map((name) => [name, url.searchParams.get(name)]));
-  const query = parseInput(route.query, queryValues, (message) => invalid(message));
+  const query = parseInput(route.query, queryValues, refusedField);
   // A POST's body is empty or a JSON object, within the size limit, also where the route takes none.
   const text = request.method === 'POST' ? await readOptionalJsonText(request, maxBodyBytes) : '';
-  const body = parseInput(route.body, text.trim() === '' ? {} : jsonObject(text), (message) => invalid(message));
+  const body = parseInput(route.body, text.trim() === '' ? {} : jsonObject(text), refusedField);
   return { params, query, body } as never;
 }
 
