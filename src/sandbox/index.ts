@@ -246,7 +246,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     return (token && tenants.byPageToken(token.token)) || main;
   };
   // The typed methods run the control routes' own actions, as the sandbox's own keys would.
-  const own = (environment: Environment = 'test'): ControlContext => ({ environment, control, faults: main.faults, tenants });
+  const own = (environment: Environment = 'test'): ControlContext => ({ environment, tenant: main, control, tenants });
   let server: NodeServer | undefined;
   let closing: Promise<void> | undefined;
   let boundHosts = new Set<string>();

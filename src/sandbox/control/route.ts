@@ -7,20 +7,21 @@
  */
 import * as z from 'zod/mini';
 import type { Environment } from '../../core/options.js';
-import type { SandboxFaults } from '../faults.js';
 import { invalid, type ServiceFailure } from '../responses.js';
-import type { Tenants } from '../tenants.js';
+import type { Tenant, Tenants } from '../tenants.js';
 import type { SandboxControl } from './control.js';
 
 /** The groups of the control document. */
 export type ControlTag = 'Records' | 'Webhooks' | 'Clock' | 'Faults' | 'Tenants' | 'Sandbox';
 
-/** What a control action acts on: the caller's tenant's controls and fault rules, and the sandbox's tenants. */
+/** What a control action acts on: the caller's tenant (its controls, fault rules...), and the sandbox's tenants. */
 export interface ControlContext {
   /** The path's environment; `test` for the routes of no environment. */
   environment: Environment;
+  /** The tenant of the caller's key (the typed methods: the sandbox's own). */
+  tenant: Tenant;
+  /** The tenant's controls, giving out links on the origin the request came by. */
   control: SandboxControl;
-  faults: SandboxFaults;
   tenants: Tenants;
 }
 

@@ -86,8 +86,8 @@ export function runControl(maxBodyBytes: number, origin: (url: URL) => string, t
     const data = await route.run(
       {
         environment: context.environment ?? 'test',
+        tenant,
         control: tenant.control.forOrigin(origin(context.url)),
-        faults: tenant.faults,
         tenants,
       },
       input,

@@ -251,7 +251,7 @@ const FAULT_ROUTES = {
     summary: 'The fault rules',
     tag: 'Faults',
     answer: z.array(FaultRuleStateSchema),
-    run: (c) => c.faults.list(),
+    run: (c) => c.tenant.faults.list(),
   }),
   addFault: controlRoute({
     method: 'post',
@@ -261,7 +261,7 @@ const FAULT_ROUTES = {
     tag: 'Faults',
     body: FaultRuleBody,
     answer: FaultRuleStateSchema,
-    run: (c, { body }) => addFault(c.faults, body),
+    run: (c, { body }) => addFault(c.tenant.faults, body),
   }),
   clearFaults: controlRoute({
     method: 'delete',
@@ -270,8 +270,8 @@ const FAULT_ROUTES = {
     tag: 'Faults',
     answer: z.array(FaultRuleStateSchema),
     run: (c) => {
-      c.faults.clear();
-      return c.faults.list();
+      c.tenant.faults.clear();
+      return c.tenant.faults.list();
     },
   }),
   removeFault: controlRoute({
@@ -282,7 +282,7 @@ const FAULT_ROUTES = {
     params: z.object({ ruleId: id('The rule id.') }),
     answer: FaultRuleStateSchema,
     run: (c, { params }) => {
-      const removed = c.faults.remove(params.ruleId);
+      const removed = c.tenant.faults.remove(params.ruleId);
       if (!removed) throw notFound(`Fault rule ${params.ruleId}`);
       return removed;
     },
