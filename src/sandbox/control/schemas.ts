@@ -122,7 +122,7 @@ export function timelineOf<S extends z.ZodMiniType>(record: S) {
  * An integer query parameter: digits only, within `min`..`max`, else 400 with `message`; the
  * document says `integer` with its range and default.
  */
-function queryInteger(min: number, max: number, fallback: number, message: string) {
+export function queryInteger(min: number, max: number, fallback: number, message: string) {
   const digits = z.custom<string>((value) => typeof value === 'string' && /^\d+$/.test(value) && +value >= min && +value <= max, message);
   return z.pipe(hinted(digits, { type: 'integer', minimum: min, maximum: max, default: fallback }), z.transform(Number));
 }
