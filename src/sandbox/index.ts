@@ -16,6 +16,7 @@ import { declaredHosts, publicOrigin } from './http/access.js';
 import type { NodeServer } from './http/node.js';
 import { pipeline } from './pipeline.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
+import { DEFAULT_REQUEST_LOG_SIZE } from './request-log/store.js';
 import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
@@ -96,6 +97,11 @@ export interface SandboxOptions {
   maxBodyBytes?: number | undefined;
   /** How long a stored idempotent response is kept, in ms of the sandbox clock. Default 24 h. */
   idempotencyTtlMs?: number | undefined;
+  /**
+   * How many entries of the request log each tenant keeps (the newest; older ones are dropped).
+   * With `dataDir` they are kept across restarts. `0` turns the log off. Default 10 000.
+   */
+  requestLogSize?: number | undefined;
   /**
    * Called with faults of the sandbox's own scheduled work, and once with a {@link SandboxStoreError}
    * when the database file turns out damaged. Default: printed to stderr.
@@ -363,6 +369,7 @@ function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origi
     posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
     modificationResolveMs: options.modificationResolveMs ?? 200,
     idempotencyTtlMs,
+    requestLogSize: options.requestLogSize ?? DEFAULT_REQUEST_LOG_SIZE,
     onError:
       options.onError ??
       ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error)),

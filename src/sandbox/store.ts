@@ -16,6 +16,7 @@ import type {
   SessionRecord,
   WebhookDelivery,
 } from './records.js';
+import { REQUEST_LOG_TABLE } from './request-log/store.js';
 
 /** The store could not be opened: the message names the file and what to do. */
 export class SandboxStoreError extends Error {
@@ -229,6 +230,8 @@ const MIGRATIONS = [
   // Where fault rules struck, found by the references of the records they concern (a timeline's).
   `CREATE TABLE fault_entries (seq INTEGER PRIMARY KEY, environment TEXT NOT NULL, record TEXT NOT NULL);
    CREATE TABLE fault_subjects (reference TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY (reference, entry)) WITHOUT ROWID;`,
+  // The request log (request-log/store.ts): what each request to the API sent and got back.
+  REQUEST_LOG_TABLE,
 ];
 
 /** The database file in a data folder. */
@@ -552,8 +555,8 @@ export class SandboxStore {
   }
 
   /**
-   * Deletes every record, stored response and scheduled job, in the caller's transaction. The
-   * counters stay, so that no id or payment link of before is ever given out again.
+   * Deletes every record, stored response, scheduled job and request log entry, in the caller's
+   * transaction. The counters stay, so that no id or payment link of before is ever given out again.
    */
   clear(): void {
     for (const table of [
@@ -565,6 +568,7 @@ export class SandboxStore {
       'jobs',
       'fault_entries',
       'fault_subjects',
+      'request_log',
     ])
       this.statement(`DELETE FROM ${table}`).run();
   }
