@@ -16,7 +16,6 @@ import type {
   SessionRecord,
   WebhookDelivery,
 } from './records.js';
-import { REQUEST_LOG_TABLE } from './request-log/store.js';
 
 /** The store could not be opened: the message names the file and what to do. */
 export class SandboxStoreError extends Error {
@@ -230,8 +229,12 @@ const MIGRATIONS = [
   // Where fault rules struck, found by the references of the records they concern (a timeline's).
   `CREATE TABLE fault_entries (seq INTEGER PRIMARY KEY, environment TEXT NOT NULL, record TEXT NOT NULL);
    CREATE TABLE fault_subjects (reference TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY (reference, entry)) WITHOUT ROWID;`,
-  // The request log (request-log/store.ts): what each request to the API sent and got back.
-  REQUEST_LOG_TABLE,
+  // The request log (request-log/store.ts): what each request to the API sent and got back. Its
+  // columns are what its filters read; the entry is the JSON of the last column, read only for the
+  // rows answered. AUTOINCREMENT: a number is never given twice, even once its rows are deleted.
+  `CREATE TABLE request_log (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, environment TEXT NOT NULL, at INTEGER NOT NULL, method TEXT NOT NULL,
+     operation TEXT, status INTEGER NOT NULL, idempotency_key TEXT, trace_id TEXT, refs TEXT NOT NULL, record TEXT NOT NULL);`,
 ];
 
 /** The database file in a data folder. */

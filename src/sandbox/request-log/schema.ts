@@ -136,8 +136,8 @@ export interface RequestLogStore {
 export interface SandboxRequests {
   /** One page, newest first. */
   list(filter?: SandboxRequestFilter): Promise<RequestLogPage>;
-  /** An entry by id; `undefined` when there is none. */
-  get(id: string, filter?: Pick<SandboxRequestFilter, 'environment' | 'tenant'>): Promise<RequestLogEntry | undefined>;
+  /** An entry by id, of whichever tenant and environment its id names; `undefined` when there is none. */
+  get(id: string): Promise<RequestLogEntry | undefined>;
   count(filter?: SandboxRequestFilter): Promise<number>;
   /** Deletes the matching entries; how many were deleted. */
   clear(filter?: SandboxRequestFilter): Promise<number>;

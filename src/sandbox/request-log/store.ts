@@ -27,11 +27,6 @@ export const TRIM_EVERY = 64;
 /** An entry before it is stored: the log gives it its id. */
 export type NewEntry = Omit<RequestLogEntry, 'id'>;
 
-/** The log's columns are what its filters read; the entry itself is the JSON of the last column, read only for the rows answered. */
-export const REQUEST_LOG_TABLE = `CREATE TABLE request_log (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT, environment TEXT NOT NULL, at INTEGER NOT NULL, method TEXT NOT NULL,
-     operation TEXT, status INTEGER NOT NULL, idempotency_key TEXT, trace_id TEXT, refs TEXT NOT NULL, record TEXT NOT NULL);`;
-
 const INSERT = `INSERT INTO request_log (seq, environment, at, method, operation, status, idempotency_key, trace_id, refs, record)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
