@@ -29,6 +29,9 @@ export const FAULT_HEADER = 'x-sandbox-fault';
  */
 export const DECLARED_LENGTH = Symbol('payment-service-sdk.sandbox.declaredLength');
 
+/** Set on a reset's non-answer (which has no headers to carry `X-Sandbox-Fault`): the id of the rule, for the request log. */
+export const STRUCK_RULE = Symbol('payment-service-sdk.sandbox.struckRule');
+
 /** How many rules a tenant holds at most: each is asked on every call, and the dashboard lists them all. */
 export const MAX_FAULT_RULES = 100;
 

@@ -181,4 +181,19 @@ describe('the typed methods run the same routes', () => {
     }
     expect((await sandbox.paySession('test', session)).status).toBe('completed');
   });
+
+  it('list and clear the request log as GET and DELETE /_sandbox/test/requests do, a typed status and Date as the query text', async () => {
+    for (const webcode of ['NOPE', sandbox.webcode]) {
+      await fetch(`${sandbox.baseUrl}/external/v1/test/payment/sessions?webcode=${webcode}`, {
+        headers: { 'x-api-key': sandbox.keys.test },
+      });
+    }
+    const since = new Date(Date.now() - 3_600_000);
+    const typed = await sandbox.requests.list({ status: 403, since, take: 5 });
+    const routed = await call('GET', `test/requests?status=403&since=${encodeURIComponent(since.toISOString())}&take=5`);
+    expect(typed.total).toBeGreaterThanOrEqual(1);
+    expect(typed).toEqual(routed.body.data);
+    expect(await sandbox.requests.clear({ status: '4xx' })).toBe(typed.total);
+    expect((await call('GET', 'test/requests?status=4xx')).body.data.total).toBe(0);
+  });
 });

@@ -111,6 +111,7 @@ export function controlApiDocument(servers: readonly ServerEntry[]): JsonObject 
       servers,
       tags: [
         { name: 'Records', description: 'Sessions, POS payments and modifications of one environment, and what to do to them.' },
+        { name: 'Requests', description: 'The request log: what each request to the API sent and got back.' },
         { name: 'Webhooks', description: 'Deliveries, resends, events and the webhook URLs.' },
         { name: 'Clock', description: 'The sandbox clock.' },
         { name: 'Faults', description: 'Fault rules: what the sandbox gets wrong on purpose.' },

@@ -12,7 +12,7 @@ import type { Tenant, Tenants } from '../tenants.js';
 import type { SandboxControl } from './control.js';
 
 /** The groups of the control document. */
-export type ControlTag = 'Records' | 'Webhooks' | 'Clock' | 'Faults' | 'Tenants' | 'Sandbox';
+export type ControlTag = 'Records' | 'Requests' | 'Webhooks' | 'Clock' | 'Faults' | 'Tenants' | 'Sandbox';
 
 /** What a control action acts on: the caller's tenant (its controls, fault rules...), and the sandbox's tenants. */
 export interface ControlContext {

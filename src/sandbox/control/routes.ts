@@ -11,6 +11,7 @@ import { notFound } from '../api/context.js';
 import { FaultRuleError, MAX_FAULT_RULES } from '../faults.js';
 import { invalid } from '../responses.js';
 import { MAX_ADVANCE_MS, parseDuration } from './control.js';
+import { REQUEST_ROUTES } from './requests.js';
 import { controlRoute } from './route.js';
 import {
   ClockStateSchema,
@@ -373,6 +374,7 @@ const TENANT_ROUTES = {
 /** Every control route, by the `operationId` the document gives it (prefixed `test`/`live` for a route of each environment). */
 export const CONTROL_ROUTES = {
   ...RECORD_ROUTES,
+  ...REQUEST_ROUTES,
   ...DELIVERY_ROUTES,
   ...CLOCK_ROUTES,
   ...FAULT_ROUTES,

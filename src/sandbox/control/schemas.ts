@@ -9,6 +9,7 @@ import * as z from 'zod/mini';
 import { hinted } from '../../schemas/common.js';
 import { API_ROUTES } from '../api/routes.js';
 import { faultRuleSchema } from '../fault-rule-schema.js';
+import { RequestLogEntry } from '../request-log/schema.js';
 
 /** A whole number (the records' ids, times and amounts). */
 export const whole = hinted(z.number().check(z.refine(Number.isSafeInteger)), { type: 'integer' });
@@ -106,6 +107,7 @@ export const CONTROL_SCHEMA_NAMES: ReadonlyMap<z.core.$ZodType, string> = new Ma
   [FaultRuleStateSchema, 'FaultRuleState'],
   [WebhookUrlsSchema, 'WebhookUrls'],
   [TenantSchema, 'Tenant'],
+  [RequestLogEntry, 'RequestLogEntry'],
 ]);
 
 /** One page of a control listing; `cursor` is `null` on the last page. */
