@@ -56,12 +56,22 @@ function hintOf(schema: z.core.$ZodType): { [keyword: string]: unknown } | undef
   return undefined;
 }
 
-/** `schema` as JSON Schema, without `$schema` (the document declares the dialect once). */
-export function jsonSchema(schema: z.core.$ZodType, direction: Direction): JsonObject {
+/**
+ * `schema` as JSON Schema, without `$schema` (the document declares the dialect once). A part of it
+ * that `names` names (the root aside) becomes a `$ref` to `#/components/schemas/<name>`, where the
+ * document keeps it once.
+ */
+export function jsonSchema(schema: z.core.$ZodType, direction: Direction, names?: ReadonlyMap<z.core.$ZodType, string>): JsonObject {
   const { $schema: _dialect, ...converted } = z.toJSONSchema(schema, {
     target: 'draft-2020-12',
     io: direction === 'request' ? 'output' : 'input',
     override: ({ zodSchema, jsonSchema }) => {
+      const name = zodSchema === schema ? undefined : names?.get(zodSchema);
+      if (name !== undefined) {
+        for (const keyword of Object.keys(jsonSchema)) delete jsonSchema[keyword];
+        jsonSchema.$ref = `#/components/schemas/${name}`;
+        return;
+      }
       Object.assign(jsonSchema, hintOf(zodSchema));
       const description = DESCRIPTIONS.get(zodSchema);
       if (description && jsonSchema.description === undefined) jsonSchema.description = description;

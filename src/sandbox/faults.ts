@@ -7,8 +7,10 @@
 import type { Environment } from '../core/options.js';
 import { seededRandom } from './clock.js';
 import type { FaultEffect, FaultRule } from './fault-rule.js';
+import { checkFaultRule, FAULT_REFUSED, WEBHOOK_EFFECTS } from './fault-rule-schema.js';
 
 export type { FaultEffect, FaultRule } from './fault-rule.js';
+export { EFFECT_FIELDS, FAULT_RULE_LIMITS } from './fault-rule-schema.js';
 
 /** A rule as the sandbox holds it: its id and how many times it has struck. */
 export type FaultRuleState = FaultRule & { id: string; injected: number };
@@ -27,136 +29,25 @@ export const FAULT_HEADER = 'x-sandbox-fault';
  */
 export const DECLARED_LENGTH = Symbol('payment-service-sdk.sandbox.declaredLength');
 
-const API_EFFECTS = new Set(['latency', 'error', 'reset', 'truncate']);
-const WEBHOOK_EFFECTS = new Set(['duplicate', 'delay', 'drop', 'reorder']);
-const TERMINAL_ROUTE = 'POST /pos/payment';
-const RULE_FIELDS = new Set(['environment', 'route', 'event', 'times', 'probability', 'effect']);
-/** The fields of each effect type besides `type`. */
-export const EFFECT_FIELDS: Record<FaultEffect['type'], readonly string[]> = {
-  latency: ['ms'],
-  error: ['status', 'when', 'retryAfter'],
-  reset: ['when'],
-  truncate: [],
-  duplicate: ['copies'],
-  delay: ['ms'],
-  drop: [],
-  reorder: [],
-  terminal: ['outcome', 'ms'],
-};
-
-/**
- * The range of each numeric field of a rule, refused beyond it (400 naming the field and range).
- * A latency or a slow terminal holds a real request on a real timer: at most 10 minutes, far under
- * the 2^31 − 1 ms a timer honours. A delay is on the sandbox clock: at most a day. `copies` sends
- * that many deliveries per URL at once; `retryAfter` is the `Retry-After` header, in seconds.
- */
-export const FAULT_RULE_LIMITS = {
-  latencyMs: { min: 0, max: 600_000 },
-  terminalMs: { min: 0, max: 600_000 },
-  delayMs: { min: 0, max: 86_400_000 },
-  copies: { min: 2, max: 10_000 },
-  retryAfter: { min: 0, max: 86_400 },
-  times: { min: 1, max: 1_000_000 },
-} as const;
+/** Set on a reset's non-answer (which has no headers to carry `X-Sandbox-Fault`): the id of the rule, for the request log. */
+export const STRUCK_RULE = Symbol('payment-service-sdk.sandbox.struckRule');
 
 /** How many rules a tenant holds at most: each is asked on every call, and the dashboard lists them all. */
 export const MAX_FAULT_RULES = 100;
 
-type Range = { readonly min: number; readonly max: number };
-
-const within = (value: unknown, { min, max }: Range): value is number =>
-  Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
-
-const rangeText = ({ min, max }: Range) => `a whole number from ${min} to ${max}`;
-
 function fail(message: string): never {
-  throw new FaultRuleError(`Fault rule refused: ${message}`);
-}
-
-function oneOf<T>(value: unknown, allowed: readonly T[], field: string): T {
-  if (!allowed.includes(value as T)) fail(`${field} must be one of ${allowed.map((item) => JSON.stringify(item)).join(', ')}`);
-  return value as T;
-}
-
-function parseEffect(value: unknown): FaultEffect {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('effect must be an object with a type');
-  const effect = value as Record<string, unknown>;
-  const type = oneOf(effect.type, Object.keys(EFFECT_FIELDS) as FaultEffect['type'][], 'effect.type');
-  const unknown = Object.keys(effect).find((field) => field !== 'type' && !EFFECT_FIELDS[type]?.includes(field));
-  if (unknown !== undefined) fail(`effect.${unknown} is not a field of a ${type} effect`);
-  const count = (field: string, range: Range, optional = false): number | undefined => {
-    const amount = effect[field];
-    if (optional && amount === undefined) return undefined;
-    if (!within(amount, range)) fail(`effect.${field} must be ${rangeText(range)}`);
-    return amount;
-  };
-  switch (type) {
-    case 'latency': {
-      const ms = effect.ms;
-      if (Array.isArray(ms)) {
-        const [min, max] = ms as unknown[];
-        const range = FAULT_RULE_LIMITS.latencyMs;
-        if (ms.length !== 2 || !within(min, range) || !within(max, range) || min > max)
-          fail(`effect.ms must be N or [MIN, MAX] with MIN <= MAX, each ${rangeText(range)}`);
-        return { type, ms: [min, max] };
-      }
-      return { type, ms: count('ms', FAULT_RULE_LIMITS.latencyMs) as number };
-    }
-    case 'error': {
-      const status = oneOf(effect.status, [500, 502, 503, 504, 429] as const, 'effect.status');
-      const when = oneOf(effect.when, ['before', 'after-commit'] as const, 'effect.when');
-      const retryAfter = count('retryAfter', FAULT_RULE_LIMITS.retryAfter, true);
-      return retryAfter === undefined ? { type, status, when } : { type, status, when, retryAfter };
-    }
-    case 'reset':
-      return { type, when: oneOf(effect.when, ['before', 'after-commit'] as const, 'effect.when') };
-    case 'duplicate':
-      return { type, copies: count('copies', FAULT_RULE_LIMITS.copies) as number };
-    case 'delay':
-      return { type, ms: count('ms', FAULT_RULE_LIMITS.delayMs) as number };
-    case 'terminal': {
-      const outcome = oneOf(effect.outcome, ['busy', 'offline', 'slow'] as const, 'effect.outcome');
-      const ms = count('ms', FAULT_RULE_LIMITS.terminalMs, true);
-      if (outcome === 'slow' && ms === undefined) fail('a slow terminal needs effect.ms');
-      return ms === undefined ? { type, outcome } : { type, outcome, ms };
-    }
-    default:
-      return { type } as FaultEffect;
-  }
+  throw new FaultRuleError(`${FAULT_REFUSED}${message}`);
 }
 
 /**
- * Checks a rule's shape and that its effect can apply to what it matches: API effects need a
- * route, webhook effects an event, terminal effects the route `POST /pos/payment`.
- * `routes` are the route templates the sandbox answers.
+ * Checks a rule against its schema: its shape, its ranges, and that its effect can apply to what
+ * it matches (API effects need a route, webhook effects an event, terminal effects the route
+ * `POST /pos/payment`). `routes` are the route templates the sandbox answers.
  */
 export function parseFaultRule(value: unknown, routes: readonly string[]): FaultRule {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail('a rule must be a JSON object');
-  const input = value as Record<string, unknown>;
-  const unknown = Object.keys(input).find((field) => !RULE_FIELDS.has(field));
-  if (unknown !== undefined) fail(`${unknown} is not a field of a rule`);
-  const rule: FaultRule = { effect: parseEffect(input.effect) };
-  if (input.environment !== undefined) rule.environment = oneOf(input.environment, ['test', 'live'] as const, 'environment');
-  if (input.route !== undefined) rule.route = oneOf(input.route, routes, 'route');
-  if (input.event !== undefined) rule.event = oneOf(input.event, ['AUTHORISATION', 'REFUND'] as const, 'event');
-  if (input.times !== undefined) {
-    if (!within(input.times, FAULT_RULE_LIMITS.times)) fail(`times must be ${rangeText(FAULT_RULE_LIMITS.times)}`);
-    rule.times = input.times;
-  }
-  if (input.probability !== undefined) {
-    const { probability } = input;
-    if (typeof probability !== 'number' || !(probability >= 0 && probability <= 1)) fail('probability must be a number from 0 to 1');
-    rule.probability = probability;
-  }
-  if (rule.route === undefined && rule.event === undefined) fail('name a route ("POST /payment/session") or an event ("AUTHORISATION")');
-  const { type } = rule.effect;
-  if (API_EFFECTS.has(type) && (rule.route === undefined || rule.event !== undefined))
-    fail(`a ${type} effect applies to API calls: give a route and no event`);
-  if (WEBHOOK_EFFECTS.has(type) && (rule.event === undefined || rule.route !== undefined))
-    fail(`a ${type} effect applies to webhooks: give an event and no route`);
-  if (type === 'terminal' && (rule.route !== TERMINAL_ROUTE || rule.event !== undefined))
-    fail(`a terminal effect applies to the route "${TERMINAL_ROUTE}" only`);
-  return rule;
+  const checked = checkFaultRule(value, routes);
+  if ('problem' in checked) throw new FaultRuleError(checked.problem);
+  return checked.rule;
 }
 
 /** The fields of a request, an answer or an event that name a record: what a fault entry is filed under. */

@@ -11,11 +11,16 @@
 import type { Environment } from '../core/options.js';
 import { type SandboxClock, systemClock } from './clock.js';
 import type { ClockState, ControlSession, SandboxControl } from './control/control.js';
+import { type ControlContext, invoke } from './control/route.js';
+import { CONTROL_ROUTES as routes } from './control/routes.js';
 import type { SandboxFaults } from './faults.js';
 import { declaredHosts, publicOrigin } from './http/access.js';
 import type { NodeServer } from './http/node.js';
 import { pipeline } from './pipeline.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
+import type { SandboxRequests } from './request-log/schema.js';
+import { DEFAULT_REQUEST_LOG_SIZE } from './request-log/store.js';
+import { type RequestRoutes, sandboxRequests } from './request-log/typed.js';
 import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
@@ -57,6 +62,15 @@ export type {
   StoredAmount,
   WebhookDelivery,
 } from './records.js';
+export {
+  RequestLogEntry,
+  RequestLogFilter,
+  type RequestLogIssue,
+  type RequestLogPage,
+  type RequestLogReferences,
+  type SandboxRequestFilter,
+  type SandboxRequests,
+} from './request-log/schema.js';
 export { SANDBOX_CODES } from './responses.js';
 export type { HandleInfo } from './steps/request.js';
 export { SandboxStoreError } from './store.js';
@@ -96,6 +110,11 @@ export interface SandboxOptions {
   maxBodyBytes?: number | undefined;
   /** How long a stored idempotent response is kept, in ms of the sandbox clock. Default 24 h. */
   idempotencyTtlMs?: number | undefined;
+  /**
+   * How many entries of the request log each tenant keeps (the newest; older ones are dropped).
+   * With `dataDir` they are kept across restarts. `0` turns the log off. Default 10 000.
+   */
+  requestLogSize?: number | undefined;
   /**
    * Called with faults of the sandbox's own scheduled work, and once with a {@link SandboxStoreError}
    * when the database file turns out damaged. Default: printed to stderr.
@@ -150,6 +169,16 @@ export interface Sandbox {
   readonly clientSecrets: { test: string; live: string };
   /** Typed reads of the stored sessions, POS payments, modifications, webhook deliveries and idempotency entries. */
   readonly records: SandboxRecords;
+  /**
+   * The request log: what each request to the service API sent and got back, refused ones too.
+   * A filter takes the fields of `GET /_sandbox/{environment}/requests` plus `environment` (default
+   * `test`) and `tenant` (a webcode; default the sandbox's own).
+   *
+   * ```ts
+   * expect(await sandbox.requests.count({ operation: 'refund', status: 202 })).toBe(1);
+   * ```
+   */
+  readonly requests: SandboxRequests;
   /** Where the state is kept: `DIR/sandbox.db`, or `:memory:`. */
   readonly location: string;
   /** The webhook URLs; change it to add receivers. */
@@ -248,6 +277,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     const token = pageSessionToken(url);
     return (token && tenants.byPageToken(token.token)) || main;
   };
+  // The typed methods run the control routes' own actions, as the sandbox's own keys would.
+  const own = (environment: Environment = 'test'): ControlContext => ({ environment, tenant: main, control, tenants });
   let server: NodeServer | undefined;
   let closing: Promise<void> | undefined;
   let boundHosts = new Set<string>();
@@ -303,6 +334,10 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     keys,
     clientSecrets,
     records: store.records(),
+    requests: sandboxRequests(
+      (webcode) => (webcode === undefined ? main.requests : tenants.all().find((tenant) => tenant.webcode === webcode)?.requests),
+      requestRoutes(tenants),
+    ),
     location: store.location,
     get webhookUrls() {
       return main.webhooks.urls;
@@ -314,16 +349,22 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     clock,
     faults: main.faults,
     control,
-    paySession: (environment, sessionId, payOptions) => control.paySession(environment, sessionId, payOptions),
-    expireSession: (environment, sessionId) => control.expireSession(environment, sessionId),
-    resolvePosPayment: (environment, posPaymentId, outcome) => control.resolvePosPayment(environment, posPaymentId, outcome),
-    resendDelivery: (environment, deliveryId) => control.resendDelivery(environment, deliveryId),
-    emitEvent: (environment, eventCode, reference) => control.emitEvent(environment, eventCode, reference),
-    advanceClock: (ms) => control.advanceClock(ms),
-    reset: () => control.reset(),
-    createTenant: (tenantOptions) => tenants.create(tenantOptions),
-    tenants: () => tenants.list(),
-    removeTenant: (webcode) => tenants.remove(webcode),
+    paySession: (environment, sessionId, payOptions) =>
+      invoke(routes.paySession, own(environment), { params: { sessionId }, body: { holderName: payOptions?.holderName } }),
+    expireSession: (environment, sessionId) => invoke(routes.expireSession, own(environment), { params: { sessionId } }),
+    resolvePosPayment: (environment, posPaymentId, outcome) =>
+      invoke(routes.resolvePosPayment, own(environment), { params: { posPaymentId }, body: { outcome } }),
+    resendDelivery: (environment, deliveryId) => invoke(routes.resendDelivery, own(environment), { params: { deliveryId } }),
+    emitEvent: (environment, eventCode, reference) => invoke(routes.emitEvent, own(environment), { body: { eventCode, reference } }),
+    advanceClock: (ms) => invoke(routes.advanceClock, own(), { body: { ms } }),
+    reset: async () => {
+      await invoke(routes.reset, own());
+    },
+    createTenant: (tenantOptions) => invoke(routes.createTenant, own(), { body: tenantOptions ?? {} }),
+    tenants: () => invoke(routes.listTenants, own()).tenants,
+    removeTenant: async (webcode) => {
+      await invoke(routes.removeTenant, own(), { params: { webcode } });
+    },
     close() {
       closing ??= (async () => {
         // Stop accepting first; the requests in flight may still need the scheduler and the store.
@@ -347,6 +388,19 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   return sandbox;
 }
 
+/** `sandbox.requests`' way to the request log's control routes, on the tenant a webcode names (the sandbox's own by default). */
+function requestRoutes(tenants: Tenants): RequestRoutes {
+  const context = (webcode: string | undefined, environment: Environment): ControlContext => {
+    const tenant = webcode === undefined ? tenants.main : tenants.all().find((candidate) => candidate.webcode === webcode);
+    if (!tenant) throw new TypeError(`sandbox.requests: no tenant with webcode ${webcode}`);
+    return { environment, tenant, control: tenant.control, tenants };
+  };
+  return {
+    list: (webcode, environment, query) => invoke(routes.listRequests, context(webcode, environment), { query }),
+    clear: (webcode, environment, filter) => invoke(routes.clearRequests, context(webcode, environment), { query: filter }).deleted,
+  };
+}
+
 /** The sandbox's own tenant as the options describe it, with the documented defaults. */
 function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origin: () => string): TenantSettings {
   const clientSecrets = { test: options.clientSecrets?.test ?? 'cs_test_sandbox', live: options.clientSecrets?.live ?? 'cs_live_sandbox' };
@@ -368,6 +422,7 @@ function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origi
     posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
     modificationResolveMs: options.modificationResolveMs ?? 200,
     idempotencyTtlMs,
+    requestLogSize: options.requestLogSize ?? DEFAULT_REQUEST_LOG_SIZE,
     onError:
       options.onError ??
       ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error)),

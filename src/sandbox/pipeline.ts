@@ -3,12 +3,12 @@
  * wrap `next` also act on the way out (`respond` turns any failure into the envelope, `faults`
  * changes an answer after its commit).
  *
- *   respond → host check → /openapi.json → due work → router ─┬─ API:     endpoint → tenant → faults → body → commit(idempotency, operation)
- *                                                              ├─ control: /_sandbox/openapi.json | tenants (owner's key) | endpoint → tenant → run
+ *   respond → host check → /openapi.json → due work → router ─┬─ API:     request log → endpoint → tenant → faults → body → commit(idempotency, operation)
+ *                                                              ├─ control: /_sandbox/openapi.json | endpoint → tenant → run (the declared routes)
  *                                                              └─ pages:   dashboard, payment page (404 after them)
  */
 import { controlOpenApi } from './control/openapi.js';
-import { controlEndpoint, runControl } from './control/routes.js';
+import { controlEndpoint, runControl } from './control/router.js';
 import { body } from './steps/body.js';
 import { chain, type Next } from './steps/chain.js';
 import { commit } from './steps/commit.js';
@@ -20,10 +20,10 @@ import { idempotency } from './steps/idempotency.js';
 import { serviceOpenApi } from './steps/openapi.js';
 import { operation } from './steps/operation.js';
 import type { Incoming, Located } from './steps/request.js';
+import { requestLog } from './steps/request-log.js';
 import { type FailureAnswers, respond } from './steps/respond.js';
 import { type ApiRequest, type PageHandler, router } from './steps/route.js';
 import { tenant } from './steps/tenant.js';
-import { tenantRoutes } from './steps/tenants.js';
 import type { Tenants } from './tenants.js';
 
 /** What the steps are built from. */
@@ -43,6 +43,7 @@ export interface PipelineParts {
 
 export function pipeline(parts: PipelineParts): Next<Incoming> {
   const api = chain<ApiRequest>()
+    .use(requestLog(parts.tenants, parts.failures))
     .use(endpoint())
     .use(tenant(parts.tenants))
     .use(faults(parts.failures.traceId, parts.maxBodyBytes))
@@ -51,10 +52,9 @@ export function pipeline(parts: PipelineParts): Next<Incoming> {
 
   const control = chain<Located>()
     .use(controlOpenApi(parts.origin))
-    .use(tenantRoutes(parts.tenants, parts.maxBodyBytes))
     .use(controlEndpoint())
     .use(tenant(parts.tenants))
-    .end(runControl(parts.maxBodyBytes, parts.origin));
+    .end(runControl(parts.maxBodyBytes, parts.origin, parts.tenants));
 
   return chain<Incoming>()
     .use(respond(parts.failures))

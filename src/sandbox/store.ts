@@ -249,6 +249,12 @@ const MIGRATIONS = [
    CREATE INDEX deliveries_held ON deliveries (held, payment_reference);
    ALTER TABLE jobs ADD COLUMN claimed INTEGER NOT NULL DEFAULT 0;
    CREATE INDEX jobs_unclaimed ON jobs (claimed, due_at);`,
+  // The request log (request-log/store.ts): what each request to the API sent and got back. Its
+  // columns are what its filters read; the entry is the JSON of the last column, read only for the
+  // rows answered. AUTOINCREMENT: a number is never given twice, even once its rows are deleted.
+  `CREATE TABLE request_log (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, environment TEXT NOT NULL, at INTEGER NOT NULL, method TEXT NOT NULL,
+     operation TEXT, status INTEGER NOT NULL, idempotency_key TEXT, trace_id TEXT, refs TEXT NOT NULL, record TEXT NOT NULL);`,
 ];
 
 /** The database file in a data folder. */
@@ -616,8 +622,8 @@ export class SandboxStore {
   }
 
   /**
-   * Deletes every record, stored response and scheduled job, in the caller's transaction. The
-   * counters stay, so that no id or payment link of before is ever given out again.
+   * Deletes every record, stored response, scheduled job and request log entry, in the caller's
+   * transaction. The counters stay, so that no id or payment link of before is ever given out again.
    */
   clear(): void {
     for (const table of [
@@ -629,6 +635,7 @@ export class SandboxStore {
       'jobs',
       'fault_entries',
       'fault_subjects',
+      'request_log',
     ])
       this.statement(`DELETE FROM ${table}`).run();
   }

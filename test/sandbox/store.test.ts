@@ -326,7 +326,7 @@ describe('store: damaged or newer databases', () => {
     const { DatabaseSync } = loadSqlite();
     const db = new DatabaseSync(join(dir, 'sandbox.db'));
     db.exec(UNDO_VERSION_6);
-    db.exec('DROP TABLE fault_entries; DROP TABLE fault_subjects');
+    db.exec('DROP TABLE request_log; DROP TABLE fault_entries; DROP TABLE fault_subjects');
     db.exec('ALTER TABLE sessions DROP COLUMN ended_at');
     db.exec("UPDATE sessions SET record = json_remove(record, '$.endedAt', '$.controlPayment')");
     for (const table of ['sessions', 'pos_payments', 'modifications', 'deliveries']) db.exec(`DROP INDEX ${table}_by_environment`);
@@ -377,11 +377,11 @@ describe('store: damaged or newer databases', () => {
     }
     await first.sandbox.advanceClock(20 * 60_000);
     await first.sandbox.close();
-    // Back to schema version 3: no end times, in the records or the column, and no fault entries.
+    // Back to schema version 3: no end times, in the records or the column, no fault entries, no request log.
     const { DatabaseSync } = loadSqlite();
     const db = new DatabaseSync(join(dir, 'sandbox.db'));
     db.exec(UNDO_VERSION_6);
-    db.exec('DROP TABLE fault_entries; DROP TABLE fault_subjects');
+    db.exec('DROP TABLE request_log; DROP TABLE fault_entries; DROP TABLE fault_subjects');
     db.exec('ALTER TABLE sessions DROP COLUMN ended_at');
     db.exec("UPDATE sessions SET record = json_remove(record, '$.endedAt', '$.controlPayment')");
     db.exec('PRAGMA user_version = 3');
@@ -409,7 +409,7 @@ describe('store: damaged or newer databases', () => {
     });
     await second.sandbox.close();
     const check = new DatabaseSync(join(dir, 'sandbox.db'));
-    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 6 });
+    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 7 });
     expect(check.prepare('SELECT ended_at FROM sessions WHERE session_id = ?').get(ids.failed ?? '')).toEqual({ ended_at: START + 10_000 });
     check.close();
   });

@@ -1,173 +1,383 @@
 /**
- * The control API under `/_sandbox/`: its routes, and the two steps around the caller's check:
- * which route a request names (404, 405), then its parameters and body, and the control it runs.
- * The answers are JSON in the service's envelopes.
+ * Every route of the control API under `/_sandbox/`, declared once (see route.ts): the router
+ * validates and runs them, the control document describes them, the `Sandbox` object's typed
+ * methods call them. Under `/_sandbox/{test|live}/` the records of one environment (its key
+ * only); elsewhere the clock, fault rules, webhook URLs, reset (any key of the tenant) and the
+ * tenants (the sandbox's own keys only).
  */
-import type { Environment } from '../../core/options.js';
+import * as z from 'zod/mini';
+import { hinted } from '../../schemas/common.js';
 import { notFound } from '../api/context.js';
-import { FaultRuleError, type FaultRules } from '../faults.js';
-import { readOptionalJsonText } from '../http/body.js';
-import { invalid, jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from '../responses.js';
-import type { Next, Step } from '../steps/chain.js';
-import { CONTROL_PREFIX, type Located } from '../steps/request.js';
-import { jsonObject } from '../validation.js';
-import { type ControlListParams, parseDuration, type SandboxControl } from './control.js';
+import { FaultRuleError, MAX_FAULT_RULES } from '../faults.js';
+import { invalid } from '../responses.js';
+import { MAX_ADVANCE_MS, parseDuration } from './control.js';
+import { REQUEST_ROUTES } from './requests.js';
+import { controlRoute } from './route.js';
+import {
+  ClockStateSchema,
+  ControlSessionSchema,
+  DeliverySchema,
+  FaultRuleBody,
+  FaultRuleStateSchema,
+  ListingQuery,
+  ModificationSchema,
+  PosPaymentSchema,
+  pageOf,
+  TenantSchema,
+  timelineOf,
+  WebhookUrlsSchema,
+} from './schemas.js';
 
-export type ControlRoute = {
-  method: 'GET' | 'POST' | 'DELETE';
-  pattern: RegExp;
-  run: (
-    control: SandboxControl,
-    context: { environment: Environment; params: string[]; query: URLSearchParams; body: Record<string, unknown>; faults: FaultRules },
-  ) => unknown | Promise<unknown>;
-};
-
-const listParams = (query: URLSearchParams): ControlListParams & { type?: string | undefined } => ({
-  status: query.get('status') ?? undefined,
-  type: query.get('type') ?? undefined,
-  take: query.has('take') ? Number(query.get('take')) : undefined,
-  cursor: query.get('cursor') ?? undefined,
-  order: (query.get('order') ?? undefined) as 'asc' | 'desc' | undefined,
+const id = (description: string) => z.string().check(z.describe(description));
+const sessionParams = (description: string) => z.object({ sessionId: id(description) });
+const posParams = (description: string) => z.object({ posPaymentId: id(description) });
+/** A delivery id: up to 15 digits; any other segment names no delivery (404). */
+const deliveryParams = z.object({
+  deliveryId: z.pipe(
+    z.string().check(z.regex(/^\d{1,15}$/, 'Webhook delivery'), z.describe('The delivery id (an integer).')),
+    z.transform(Number),
+  ),
 });
 
-function deliveryId(param: string): number {
-  if (!/^\d{1,15}$/.test(param)) throw notFound('Webhook delivery');
-  return Number(param);
-}
+const ADVANCE = 'Give ms (an integer) or duration ("90s", "5m", "1h30m", "PT5M")';
+const advanceMs = hinted(z.number({ error: ADVANCE }).check(z.refine(Number.isSafeInteger, ADVANCE), z.minimum(0, ADVANCE)), {
+  type: 'integer',
+});
+const HOLDER_NAME = 'holderName must be a name of at least 3 characters';
+const OUTCOME = 'outcome must be success or failed';
+const EVENT_CODE = 'eventCode must be AUTHORISATION or REFUND, the documented event codes';
+const WEBHOOK_URL = 'url must be an absolute http(s) URL';
+const TENANTS_ONLY = "Only the sandbox's own keys may manage tenants.";
 
-/** Routes under `/_sandbox/{test|live}/`: the records of one environment, with its key. */
-export const ENVIRONMENT_ROUTES: readonly ControlRoute[] = [
-  { method: 'GET', pattern: /^sessions$/, run: (c, x) => c.listSessions(x.environment, listParams(x.query)) },
-  { method: 'GET', pattern: /^sessions\/([^/]+)$/, run: (c, x) => c.session(x.environment, x.params[0] ?? '') },
-  {
-    method: 'POST',
-    pattern: /^sessions\/([^/]+)\/pay$/,
-    run: (c, x) => c.paySession(x.environment, x.params[0] ?? '', { holderName: x.body.holderName as string | undefined }),
-  },
-  { method: 'POST', pattern: /^sessions\/([^/]+)\/expire$/, run: (c, x) => c.expireSession(x.environment, x.params[0] ?? '') },
-  { method: 'GET', pattern: /^pos-payments$/, run: (c, x) => c.listPosPayments(x.environment, listParams(x.query)) },
-  { method: 'GET', pattern: /^pos-payments\/([^/]+)$/, run: (c, x) => c.posPayment(x.environment, x.params[0] ?? '') },
-  {
-    method: 'POST',
-    pattern: /^pos-payments\/([^/]+)\/resolve$/,
-    run: (c, x) => c.resolvePosPayment(x.environment, x.params[0] ?? '', x.body.outcome as 'success' | 'failed'),
-  },
-  { method: 'GET', pattern: /^modifications$/, run: (c, x) => c.listModifications(x.environment, listParams(x.query)) },
-  { method: 'GET', pattern: /^modifications\/([^/]+)$/, run: (c, x) => c.modification(x.environment, x.params[0] ?? '') },
-  { method: 'GET', pattern: /^deliveries$/, run: (c, x) => c.listDeliveries(x.environment, listParams(x.query)) },
-  { method: 'GET', pattern: /^deliveries\/([^/]+)$/, run: (c, x) => c.delivery(x.environment, deliveryId(x.params[0] ?? '')) },
-  {
-    method: 'POST',
-    pattern: /^deliveries\/([^/]+)\/resend$/,
-    run: (c, x) => c.resendDelivery(x.environment, deliveryId(x.params[0] ?? '')),
-  },
-  {
-    method: 'POST',
-    pattern: /^events$/,
-    run: (c, x) => c.emitEvent(x.environment, String(x.body.eventCode ?? ''), String(x.body.reference ?? '')),
-  },
-];
+/** The routes of one environment's records. */
+const RECORD_ROUTES = {
+  listSessions: controlRoute({
+    method: 'get',
+    path: '{environment}/sessions',
+    summary: 'List stored sessions',
+    tag: 'Records',
+    query: ListingQuery,
+    answer: pageOf(ControlSessionSchema),
+    run: (c, { query }) => c.control.listSessions(c.environment, query),
+  }),
+  getSession: controlRoute({
+    method: 'get',
+    path: '{environment}/sessions/{sessionId}',
+    summary: 'A session with its modifications and webhook deliveries',
+    tag: 'Records',
+    params: sessionParams('The `sessionId`.'),
+    answer: timelineOf(ControlSessionSchema),
+    run: (c, { params }) => c.control.session(c.environment, params.sessionId),
+  }),
+  paySession: controlRoute({
+    method: 'post',
+    path: '{environment}/sessions/{sessionId}/pay',
+    summary: 'Pay a pending session as a customer would on the payment page',
+    description:
+      "Answers after the webhooks' first attempts. `holderName` decides the outcome as on the Test form (`DECLINED`, `CARD_EXPIRED`, `ERROR`...; any other name pays).",
+    tag: 'Records',
+    params: sessionParams('The `sessionId` of a pending session.'),
+    body: z.object({
+      holderName: z.optional(
+        z.string({ error: HOLDER_NAME }).check(
+          z.refine((name) => name.trim().length >= 3, HOLDER_NAME),
+          z.describe('Cardholder name; default a name that pays.'),
+        ),
+      ),
+    }),
+    answer: ControlSessionSchema,
+    run: (c, { params, body }) => c.control.paySession(c.environment, params.sessionId, { holderName: body.holderName }),
+  }),
+  expireSession: controlRoute({
+    method: 'post',
+    path: '{environment}/sessions/{sessionId}/expire',
+    summary: 'Expire a pending session now',
+    tag: 'Records',
+    params: sessionParams('The `sessionId` of a pending session.'),
+    answer: ControlSessionSchema,
+    run: (c, { params }) => c.control.expireSession(c.environment, params.sessionId),
+  }),
+  listPosPayments: controlRoute({
+    method: 'get',
+    path: '{environment}/pos-payments',
+    summary: 'List stored POS payments',
+    tag: 'Records',
+    query: ListingQuery,
+    answer: pageOf(PosPaymentSchema),
+    run: (c, { query }) => c.control.listPosPayments(c.environment, query),
+  }),
+  getPosPayment: controlRoute({
+    method: 'get',
+    path: '{environment}/pos-payments/{posPaymentId}',
+    summary: 'A POS payment with its modifications and webhook deliveries',
+    tag: 'Records',
+    params: posParams('The `posPaymentId`.'),
+    answer: timelineOf(PosPaymentSchema),
+    run: (c, { params }) => c.control.posPayment(c.environment, params.posPaymentId),
+  }),
+  resolvePosPayment: controlRoute({
+    method: 'post',
+    path: '{environment}/pos-payments/{posPaymentId}/resolve',
+    summary: 'Resolve a pending or timed-out POS payment now',
+    description: "Answers after the webhooks' first attempts.",
+    tag: 'Records',
+    params: posParams('The `posPaymentId` of a `pending` or `timeout` POS payment.'),
+    body: z.object({ outcome: z.enum(['success', 'failed'], { error: OUTCOME }) }),
+    answer: PosPaymentSchema,
+    run: (c, { params, body }) => c.control.resolvePosPayment(c.environment, params.posPaymentId, body.outcome),
+  }),
+  listModifications: controlRoute({
+    method: 'get',
+    path: '{environment}/modifications',
+    summary: 'List stored modifications',
+    tag: 'Records',
+    query: z.extend(ListingQuery, {
+      type: z.optional(z.enum(['refund', 'capture', 'cancel', 'extend']).check(z.describe('Only this operation.'))),
+    }),
+    answer: pageOf(ModificationSchema),
+    run: (c, { query }) => c.control.listModifications(c.environment, query),
+  }),
+  getModification: controlRoute({
+    method: 'get',
+    path: '{environment}/modifications/{operationReference}',
+    summary: 'A modification with the webhook deliveries about it',
+    tag: 'Records',
+    params: z.object({ operationReference: id('The refund, capture, cancel or extend reference.') }),
+    answer: timelineOf(ModificationSchema),
+    run: (c, { params }) => c.control.modification(c.environment, params.operationReference),
+  }),
+} as const;
 
-/** A rule added, or 400 with what is wrong with it. */
-function addFault(faults: FaultRules, body: Record<string, unknown>): unknown {
+/** The routes of webhook deliveries and events, in one environment. */
+const DELIVERY_ROUTES = {
+  listDeliveries: controlRoute({
+    method: 'get',
+    path: '{environment}/deliveries',
+    summary: 'List webhook deliveries',
+    tag: 'Webhooks',
+    query: ListingQuery,
+    answer: pageOf(DeliverySchema),
+    run: (c, { query }) => c.control.listDeliveries(c.environment, query),
+  }),
+  getDelivery: controlRoute({
+    method: 'get',
+    path: '{environment}/deliveries/{deliveryId}',
+    summary: 'A webhook delivery and its attempts',
+    tag: 'Webhooks',
+    params: deliveryParams,
+    answer: DeliverySchema,
+    run: (c, { params }) => c.control.delivery(c.environment, params.deliveryId),
+  }),
+  resendDelivery: controlRoute({
+    method: 'post',
+    path: '{environment}/deliveries/{deliveryId}/resend',
+    summary: "Deliver a delivery's event again, as a new delivery to the same URL",
+    tag: 'Webhooks',
+    params: deliveryParams,
+    answer: DeliverySchema,
+    run: (c, { params }) => c.control.resendDelivery(c.environment, params.deliveryId),
+  }),
+  emitEvent: controlRoute({
+    method: 'post',
+    path: '{environment}/events',
+    summary: 'Emit a webhook event for a record',
+    description: '`AUTHORISATION` for a completed session or a POS payment with its result, `REFUND` for a resolved refund.',
+    tag: 'Webhooks',
+    body: z.object({
+      eventCode: z.enum(['AUTHORISATION', 'REFUND'], { error: EVENT_CODE }),
+      reference: z
+        .string({ error: 'reference is required' })
+        .check(z.minLength(1, 'reference is required'), z.describe('A sessionId, posPaymentId or refundReference.')),
+    }),
+    answer: z.array(DeliverySchema),
+    run: (c, { body }) => c.control.emitEvent(c.environment, body.eventCode, body.reference),
+  }),
+} as const;
+
+/** The routes of the clock and of the whole sandbox. */
+const CLOCK_ROUTES = {
+  getClock: controlRoute({
+    method: 'get',
+    path: 'clock',
+    summary: 'The sandbox clock',
+    tag: 'Clock',
+    answer: ClockStateSchema,
+    run: (c) => c.control.clock(),
+  }),
+  advanceClock: controlRoute({
+    method: 'post',
+    path: 'clock/advance',
+    summary: 'Move the sandbox clock ahead',
+    description: 'Scheduled work (expiry, POS answers, refunds, webhook retries) falls due in order, as if the time had passed.',
+    tag: 'Clock',
+    body: z.object({
+      ms: z.optional(advanceMs.check(z.describe(`Milliseconds, at most ${MAX_ADVANCE_MS} (a year).`))),
+      duration: z.optional(z.string().check(z.meta({ description: '`90s`, `5m`, `1h30m` or ISO 8601 `PT5M`.', examples: ['5m'] }))),
+    }),
+    answer: ClockStateSchema,
+    run: (c, { body }) => {
+      const ms = parseDuration(body.ms ?? body.duration);
+      if (ms === undefined) throw invalid(ADVANCE);
+      return c.control.advanceClock(ms);
+    },
+  }),
+  reset: controlRoute({
+    method: 'post',
+    path: 'reset',
+    summary: 'Delete every record, stored response, delivery and scheduled job, and set the clock back',
+    description: 'Keys and webhook URLs stay.',
+    tag: 'Sandbox',
+    answer: ClockStateSchema,
+    run: async (c) => {
+      await c.control.reset();
+      return c.control.clock();
+    },
+  }),
+} as const;
+
+/** A rule added, or 400 with what is wrong with it (past the schema: the number of rules a tenant holds). */
+function addFault(faults: { add(rule: unknown): z.input<typeof FaultRuleStateSchema> }, rule: unknown) {
   try {
-    return faults.add(body);
+    return faults.add(rule);
   } catch (error) {
     throw error instanceof FaultRuleError ? invalid(error.message) : error;
   }
 }
 
-/** Routes under `/_sandbox/` of no environment: the clock, the webhook URLs, the fault rules, reset. */
-export const GLOBAL_ROUTES: readonly ControlRoute[] = [
-  { method: 'GET', pattern: /^clock$/, run: (c) => c.clock() },
-  {
-    method: 'POST',
-    pattern: /^clock\/advance$/,
-    run: (c, x) => {
-      const ms = parseDuration(x.body.ms ?? x.body.duration);
-      if (ms === undefined) throw invalid('Give ms (an integer) or duration ("90s", "5m", "1h30m", "PT5M")');
-      return c.advanceClock(ms);
+/** The fault rules' routes. */
+const FAULT_ROUTES = {
+  listFaults: controlRoute({
+    method: 'get',
+    path: 'faults',
+    summary: 'The fault rules',
+    tag: 'Faults',
+    answer: z.array(FaultRuleStateSchema),
+    run: (c) => c.tenant.faults.list(),
+  }),
+  addFault: controlRoute({
+    method: 'post',
+    path: 'faults',
+    summary: 'Add a fault rule',
+    description: `Every answer a rule changed carries \`X-Sandbox-Fault: <rule id>\`. A tenant holds at most ${MAX_FAULT_RULES} rules: the next is refused with 400.`,
+    tag: 'Faults',
+    body: FaultRuleBody,
+    answer: FaultRuleStateSchema,
+    run: (c, { body }) => addFault(c.tenant.faults, body),
+  }),
+  clearFaults: controlRoute({
+    method: 'delete',
+    path: 'faults',
+    summary: 'Remove every fault rule',
+    tag: 'Faults',
+    answer: z.array(FaultRuleStateSchema),
+    run: (c) => {
+      c.tenant.faults.clear();
+      return c.tenant.faults.list();
     },
-  },
-  {
-    method: 'POST',
-    pattern: /^reset$/,
-    run: async (c) => {
-      await c.reset();
-      return c.clock();
+  }),
+  removeFault: controlRoute({
+    method: 'delete',
+    path: 'faults/{ruleId}',
+    summary: 'Remove one fault rule',
+    tag: 'Faults',
+    params: z.object({ ruleId: id('The rule id.') }),
+    answer: FaultRuleStateSchema,
+    run: (c, { params }) => {
+      const removed = c.tenant.faults.remove(params.ruleId);
+      if (!removed) throw notFound(`Fault rule ${params.ruleId}`);
+      return removed;
     },
-  },
-  { method: 'GET', pattern: /^faults$/, run: (_c, x) => x.faults.list() },
-  { method: 'POST', pattern: /^faults$/, run: (_c, x) => addFault(x.faults, x.body) },
-  {
-    method: 'DELETE',
-    pattern: /^faults$/,
-    run: (_c, x) => {
-      x.faults.clear();
-      return x.faults.list();
+  }),
+} as const;
+
+/** The webhook URLs' routes. */
+const WEBHOOK_URL_ROUTES = {
+  listWebhookUrls: controlRoute({
+    method: 'get',
+    path: 'webhook-urls',
+    summary: 'The webhook URLs',
+    tag: 'Webhooks',
+    answer: WebhookUrlsSchema,
+    run: (c) => ({ urls: [...c.control.webhookUrls] }),
+  }),
+  addWebhookUrl: controlRoute({
+    method: 'post',
+    path: 'webhook-urls',
+    summary: 'Add a webhook URL',
+    tag: 'Webhooks',
+    body: z.object({ url: z.string({ error: WEBHOOK_URL }).check(z.meta({ format: 'uri' })) }),
+    answer: WebhookUrlsSchema,
+    run: (c, { body }) => ({ urls: [...c.control.addWebhookUrl(body.url)] }),
+  }),
+  removeWebhookUrl: controlRoute({
+    method: 'delete',
+    path: 'webhook-urls',
+    summary: 'Remove a webhook URL',
+    tag: 'Webhooks',
+    query: z.object({ url: z.string({ error: 'url is required: the URL to remove' }).check(z.describe('The URL to remove.')) }),
+    answer: WebhookUrlsSchema,
+    run: (c, { query }) => ({ urls: [...c.control.removeWebhookUrl(query.url)] }),
+  }),
+} as const;
+
+/** The tenants' routes: the sandbox's own keys only. */
+const TENANT_ROUTES = {
+  listTenants: controlRoute({
+    method: 'get',
+    path: 'tenants',
+    summary: 'The tenants made',
+    description: TENANTS_ONLY,
+    tag: 'Tenants',
+    ownerOnly: true,
+    answer: z.object({ tenants: z.array(TenantSchema) }),
+    run: (c) => ({ tenants: c.tenants.list() }),
+  }),
+  createTenant: controlRoute({
+    method: 'post',
+    path: 'tenants',
+    summary: 'Make a tenant: its own webcode, keys, client secrets, records and clock',
+    description: `${TENANTS_ONLY} Anything left out is generated.`,
+    tag: 'Tenants',
+    ownerOnly: true,
+    status: 201,
+    body: z.object({
+      webcode: z.optional(
+        z
+          .string({ error: 'webcode must be 1 to 32 characters A-Z, 0-9 or _' })
+          .check(z.regex(/^[A-Z0-9_]{1,32}$/, 'webcode must be 1 to 32 characters A-Z, 0-9 or _')),
+      ),
+      name: z.optional(
+        z
+          .string({ error: 'name must be 1 to 100 characters' })
+          .check(z.minLength(1, 'name must be 1 to 100 characters'), z.maxLength(100, 'name must be 1 to 100 characters')),
+      ),
+    }),
+    answer: TenantSchema,
+    run: (c, { body }) => c.tenants.create(body),
+  }),
+  removeTenant: controlRoute({
+    method: 'delete',
+    path: 'tenants/{webcode}',
+    summary: 'Remove a tenant: its keys stop working, its records are gone',
+    description: TENANTS_ONLY,
+    tag: 'Tenants',
+    ownerOnly: true,
+    params: z.object({ webcode: id('The webcode of a tenant made.') }),
+    answer: z.object({ webcode: z.string(), removed: z.literal(true) }),
+    run: async (c, { params }) => {
+      await c.tenants.remove(params.webcode);
+      return { webcode: params.webcode, removed: true as const };
     },
-  },
-  { method: 'DELETE', pattern: /^faults\/([^/]+)$/, run: (_c, x) => x.faults.remove(x.params[0] ?? '') ?? notFoundRule(x.params[0]) },
-  { method: 'GET', pattern: /^webhook-urls$/, run: (c) => ({ urls: c.webhookUrls }) },
-  { method: 'POST', pattern: /^webhook-urls$/, run: (c, x) => ({ urls: c.addWebhookUrl(String(x.body.url ?? '')) }) },
-  { method: 'DELETE', pattern: /^webhook-urls$/, run: (c, x) => ({ urls: c.removeWebhookUrl(x.query.get('url') ?? '') }) },
-];
+  }),
+} as const;
 
-function notFoundRule(id: string | undefined): never {
-  throw notFound(`Fault rule ${id}`);
-}
-
-/** A control request with its route; `environment` is `undefined` for the routes of no environment (any key). */
-export interface ControlRequest extends Located {
-  environment: Environment | undefined;
-  route: ControlRoute;
-  /** The path after `/_sandbox/` and the environment. */
-  path: string;
-}
-
-/**
- * Which control route a request names: under `/_sandbox/{test|live}/` the records of that
- * environment (its key only), under `/_sandbox/` the clock, the webhook URLs and reset (any key).
- */
-export function controlEndpoint(): Step<Located, ControlRequest> {
-  return (context, next) => {
-    const { request, url } = context;
-    const rest = url.pathname.slice(CONTROL_PREFIX.length);
-    const scoped = /^(test|live)\/(.*)$/.exec(rest);
-    const path = scoped ? (scoped[2] ?? '') : rest;
-    const matching = (scoped ? ENVIRONMENT_ROUTES : GLOBAL_ROUTES).filter((candidate) => candidate.pattern.test(path));
-    if (matching.length === 0) throw notFound(`Control endpoint ${url.pathname}`);
-    const route = matching.find((candidate) => candidate.method === request.method);
-    if (!route) throw new ServiceFailure(405, SANDBOX_CODES.methodNotAllowed, `Method ${request.method} not allowed on ${url.pathname}`);
-    return next({ ...context, environment: scoped?.[1] as Environment | undefined, route, path });
-  };
-}
-
-/** Runs the route on the caller's tenant's controls: a POST's body is empty or a JSON object, within the size limit. */
-/** `origin` gives the origin of the links an answer carries (a session's `paymentUrl`), from the request's URL. */
-export function runControl(
-  maxBodyBytes: number,
-  origin: (url: URL) => string,
-): Next<ControlRequest & { tenant: { control: SandboxControl; faults: FaultRules } }> {
-  return async (context) => {
-    const { request, route, path, tenant } = context;
-    const params = (route.pattern.exec(path) ?? []).slice(1).map((param) => {
-      try {
-        return decodeURIComponent(param);
-      } catch {
-        throw notFound(`Record ${param}`);
-      }
-    });
-    const text = request.method === 'POST' ? await readOptionalJsonText(request, maxBodyBytes) : '';
-    const body = text.trim() === '' ? {} : jsonObject(text);
-    const environment = context.environment ?? 'test';
-    const data = await route.run(tenant.control.forOrigin(origin(context.url)), {
-      environment,
-      params,
-      query: context.url.searchParams,
-      body,
-      faults: tenant.faults,
-    });
-    return jsonResponse(200, successBody(data));
-  };
-}
+/** Every control route, by the `operationId` the document gives it (prefixed `test`/`live` for a route of each environment). */
+export const CONTROL_ROUTES = {
+  ...RECORD_ROUTES,
+  ...REQUEST_ROUTES,
+  ...DELIVERY_ROUTES,
+  ...CLOCK_ROUTES,
+  ...FAULT_ROUTES,
+  ...WEBHOOK_URL_ROUTES,
+  ...TENANT_ROUTES,
+} as const;
