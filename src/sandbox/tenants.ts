@@ -167,7 +167,23 @@ export function openTenant(settings: TenantSettings): Tenant {
     api.releaseWaiting(unknownKey());
   };
   const removed = removal.signal;
-  return { webcode, keys, clientSecrets, store, clock, random, webhooks, api, scheduler, control, faults, requests, report, removed, markRemoved };
+  return {
+    webcode,
+    keys,
+    clientSecrets,
+    store,
+    clock,
+    random,
+    webhooks,
+    api,
+    scheduler,
+    control,
+    faults,
+    requests,
+    report,
+    removed,
+    markRemoved,
+  };
 }
 
 /** Who is calling: the tenant an API key belongs to, and the key's own entry. */
