@@ -20,6 +20,7 @@ import { VERSION } from '../version.js';
 import { parseAmount } from './amount.js';
 import { completionScript } from './completion.js';
 import { configPath, mask, PROFILE_KEYS, type Profile, profileKey, readConfig, resolveSettings, writeConfig } from './config.js';
+import { sandboxOnly } from './control.js';
 import {
   EXIT,
   EXIT_CODES_HELP,
@@ -210,6 +211,14 @@ function unknownOutcome(posPaymentId: string | undefined, status: string): strin
   );
 }
 
+const SESSIONS_PAY_HELP = [
+  'The holder name picks the outcome, as on the hosted page (case-insensitive): any other name pays;',
+  'DECLINED, CARD_EXPIRED, INVALID_CARD, NOT_ENOUGH_BALANCE, CVC_DECLINED and FRAUD decline; ERROR is a',
+  'processor error. Through the control API of the sandbox; against the real service it exits 1.',
+  '',
+  'Example: payment-service-sdk sessions pay 4f1c... --holder DECLINED',
+].join('\n');
+
 const SESSION_COLUMNS = ['sessionId', 'status', 'amount.value', 'amount.currency', 'paymentReference', 'customReference', 'createdAt'];
 const POS_COLUMNS = ['posPaymentId', 'status', 'amount.value', 'amount.currency', 'poiId', 'customReference', 'createdAt'];
 const MODIFICATION_COLUMNS = ['operationReference', 'operationType', 'status', 'amount.value', 'amount.currency', 'paymentReference'];
@@ -301,6 +310,25 @@ function registerResources(program: Command, context: CommandContext): void {
       );
     }),
   );
+  sessions
+    .command('pay <sessionId>')
+    .description('pay a pending session as the hosted page would (sandbox only); prints the session')
+    .option('--holder <name>', 'cardholder name, which picks the outcome: DECLINED, FRAUD, ERROR... (default: a name that pays)')
+    .addHelpText('after', `\n${SESSIONS_PAY_HELP}`)
+    .action(
+      output(context, SESSION_COLUMNS, async (command, sessionId = '') => {
+        const holder: string | undefined = command.opts().holder;
+        if (holder !== undefined && holder.trim().length < 3) throw new UsageError('--holder must have at least 3 characters');
+        const client = context.client(command);
+        const sandbox = await sandboxOnly(context.settings(command), 'sessions pay');
+        await sandbox.request(
+          'POST',
+          `${sandbox.environment}/sessions/${encodeURIComponent(sessionId)}/pay`,
+          params({ holderName: holder }),
+        );
+        return client.sessions.retrieve(sessionId);
+      }),
+    );
   sessions
     .command('modifications <sessionId>')
     .description("the refunds, captures and cancels of a session's payment")
