@@ -101,7 +101,7 @@ export function registerSandboxWait(sandbox: Command, terminal: Terminal): void 
   sandbox
     .command('wait')
     .description('wait until the sandbox writing --ready-file FILE is ready (exit 0); fail at once if it stopped (exit 1)')
-    .option('--ready-file <path>', 'the file the sandbox was started with (sandbox --ready-file FILE)')
+    .option('--ready-file <path>', 'the file the sandbox was started with (sandbox --ready-file FILE; default PAYMENT_SANDBOX_READY_FILE)')
     .option('--timeout <s>', `give up after this many seconds (default ${DEFAULT_TIMEOUT_S})`)
     .addHelpText(
       'after',
@@ -112,7 +112,9 @@ export function registerSandboxWait(sandbox: Command, terminal: Terminal): void 
     .action(async (_flags: unknown, self: Command) => {
       // `--ready-file` is also the sandbox's own option: commander gives it to whichever level it was read at.
       const flags = self.optsWithGlobals<{ readyFile?: string; timeout?: string }>();
-      if (flags.readyFile === undefined) throw new UsageError('sandbox wait needs --ready-file FILE');
-      await waitFor(terminal, flags.readyFile, flags.timeout === undefined ? DEFAULT_TIMEOUT_S : seconds(flags.timeout));
+      // As the sandbox itself reads it, so that one variable serves both.
+      const file = flags.readyFile ?? (terminal.env.PAYMENT_SANDBOX_READY_FILE || undefined);
+      if (file === undefined) throw new UsageError('sandbox wait needs --ready-file FILE (or PAYMENT_SANDBOX_READY_FILE)');
+      await waitFor(terminal, file, flags.timeout === undefined ? DEFAULT_TIMEOUT_S : seconds(flags.timeout));
     });
 }
