@@ -85,10 +85,12 @@ const SANDBOX_ALLOWED: Record<string, string[]> = {
   shared: [],
   api: ['shared'],
   http: ['shared', 'views/html.ts', 'views/response.ts'],
-  control: ['shared', 'api', 'http', 'steps'],
-  'tenants.ts': ['shared', 'api', 'control/control.ts'],
-  steps: ['shared', 'api', 'http', 'tenants.ts'],
-  views: ['shared', 'api', 'http', 'control/control.ts', 'tenants.ts'],
+  // The request log: its schemas, each tenant's store of entries, the typed methods over them.
+  'request-log': ['shared'],
+  control: ['shared', 'api', 'http', 'steps', 'request-log'],
+  'tenants.ts': ['shared', 'api', 'control/control.ts', 'request-log/store.ts', 'request-log/schema.ts'],
+  steps: ['shared', 'api', 'http', 'tenants.ts', 'request-log'],
+  views: ['shared', 'api', 'http', 'control/control.ts', 'tenants.ts', 'request-log'],
   'pipeline.ts': ['shared', 'control', 'steps', 'tenants.ts'],
 };
 

@@ -123,6 +123,7 @@ interface SandboxFlags {
   dataDir?: string;
   maxBodyBytes?: string;
   idempotencyTtlMs?: string;
+  requestLogSize?: string;
   open?: boolean;
   reset?: boolean;
   allowedHost?: string[];
@@ -177,6 +178,7 @@ function sandboxOptions(flags: SandboxFlags, exposed: boolean, dashboardToken: s
     maxBodyBytes: flags.maxBodyBytes === undefined ? undefined : integer('max-body-bytes', flags.maxBodyBytes, 1, 2 ** 31),
     idempotencyTtlMs: flags.idempotencyTtlMs === undefined ? undefined : integer('idempotency-ttl-ms', flags.idempotencyTtlMs, 1, 2 ** 45),
     seed: flags.seed === undefined ? undefined : integer('seed', flags.seed, 0, 2 ** 32 - 1),
+    requestLogSize: flags.requestLogSize === undefined ? undefined : integer('request-log-size', flags.requestLogSize, 0, 2 ** 31),
   };
 }
 
@@ -266,6 +268,7 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
     .option('--data-dir <dir>', 'keep the state in DIR/sandbox.db (SQLite) across restarts and crashes (default: memory only)')
     .option('--max-body-bytes <n>', 'largest request body accepted; larger ones get 413 (default 1048576)')
     .option('--idempotency-ttl-ms <ms>', 'how long stored idempotent responses are kept (default 86400000, 24 h)')
+    .option('--request-log-size <n>', 'entries of the request log each tenant keeps, the newest; 0 turns the log off (default 10000)')
     .option('--open', 'open the dashboard in a browser ($BROWSER, or the system opener)')
     .option('--reset', 'start from empty: delete what --data-dir holds (records, deliveries, scheduled work, made tenants)')
     .option(

@@ -27,6 +27,9 @@ export const FAULT_HEADER = 'x-sandbox-fault';
  */
 export const DECLARED_LENGTH = Symbol('payment-service-sdk.sandbox.declaredLength');
 
+/** Set on a reset's non-answer (which has no headers to carry `X-Sandbox-Fault`): the id of the rule, for the request log. */
+export const STRUCK_RULE = Symbol('payment-service-sdk.sandbox.struckRule');
+
 const API_EFFECTS = new Set(['latency', 'error', 'reset', 'truncate']);
 const WEBHOOK_EFFECTS = new Set(['duplicate', 'delay', 'drop', 'reorder']);
 const TERMINAL_ROUTE = 'POST /pos/payment';

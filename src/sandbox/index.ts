@@ -16,6 +16,9 @@ import { declaredHosts, publicOrigin } from './http/access.js';
 import type { NodeServer } from './http/node.js';
 import { pipeline } from './pipeline.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
+import type { SandboxRequests } from './request-log/schema.js';
+import { DEFAULT_REQUEST_LOG_SIZE } from './request-log/store.js';
+import { sandboxRequests } from './request-log/typed.js';
 import { failureBody, SANDBOX_BANNER, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import type { HandleInfo } from './steps/request.js';
 import { SandboxStoreError } from './store.js';
@@ -57,6 +60,15 @@ export type {
   StoredAmount,
   WebhookDelivery,
 } from './records.js';
+export {
+  RequestLogEntry,
+  RequestLogFilter,
+  type RequestLogIssue,
+  type RequestLogPage,
+  type RequestLogReferences,
+  type SandboxRequestFilter,
+  type SandboxRequests,
+} from './request-log/schema.js';
 export { SANDBOX_CODES } from './responses.js';
 export type { HandleInfo } from './steps/request.js';
 export { SandboxStoreError } from './store.js';
@@ -96,6 +108,11 @@ export interface SandboxOptions {
   maxBodyBytes?: number | undefined;
   /** How long a stored idempotent response is kept, in ms of the sandbox clock. Default 24 h. */
   idempotencyTtlMs?: number | undefined;
+  /**
+   * How many entries of the request log each tenant keeps (the newest; older ones are dropped).
+   * With `dataDir` they are kept across restarts. `0` turns the log off. Default 10 000.
+   */
+  requestLogSize?: number | undefined;
   /**
    * Called with faults of the sandbox's own scheduled work, and once with a {@link SandboxStoreError}
    * when the database file turns out damaged. Default: printed to stderr.
@@ -150,6 +167,16 @@ export interface Sandbox {
   readonly clientSecrets: { test: string; live: string };
   /** Typed reads of the stored sessions, POS payments, modifications, webhook deliveries and idempotency entries. */
   readonly records: SandboxRecords;
+  /**
+   * The request log: what each request to the service API sent and got back, refused ones too.
+   * A filter takes the fields of `GET /_sandbox/{environment}/requests` plus `environment` (default
+   * `test`) and `tenant` (a webcode; default the sandbox's own).
+   *
+   * ```ts
+   * expect(await sandbox.requests.count({ operation: 'refund', status: 202 })).toBe(1);
+   * ```
+   */
+  readonly requests: SandboxRequests;
   /** Where the state is kept: `DIR/sandbox.db`, or `:memory:`. */
   readonly location: string;
   /** The webhook URLs; change it to add receivers. */
@@ -298,6 +325,9 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     keys,
     clientSecrets,
     records: store.records(),
+    requests: sandboxRequests((webcode) =>
+      webcode === undefined ? main.requests : tenants.all().find((tenant) => tenant.webcode === webcode)?.requests,
+    ),
     location: store.location,
     get webhookUrls() {
       return main.webhooks.urls;
@@ -363,6 +393,7 @@ function tenantSettings(options: SandboxOptions, idempotencyTtlMs: number, origi
     posTimeoutResolveMs: options.posTimeoutResolveMs ?? 10_000,
     modificationResolveMs: options.modificationResolveMs ?? 200,
     idempotencyTtlMs,
+    requestLogSize: options.requestLogSize ?? DEFAULT_REQUEST_LOG_SIZE,
     onError:
       options.onError ??
       ((error) => console.error('payment-service-sdk sandbox:', error instanceof SandboxStoreError ? error.message : error)),

@@ -3,7 +3,7 @@
  * wrap `next` also act on the way out (`respond` turns any failure into the envelope, `faults`
  * changes an answer after its commit).
  *
- *   respond → host check → /openapi.json → due work → router ─┬─ API:     endpoint → tenant → faults → body → commit(idempotency, operation)
+ *   respond → host check → /openapi.json → due work → router ─┬─ API:     request log → endpoint → tenant → faults → body → commit(idempotency, operation)
  *                                                              ├─ control: /_sandbox/openapi.json | tenants (owner's key) | endpoint → tenant → run
  *                                                              └─ pages:   dashboard, payment page (404 after them)
  */
@@ -20,6 +20,7 @@ import { idempotency } from './steps/idempotency.js';
 import { serviceOpenApi } from './steps/openapi.js';
 import { operation } from './steps/operation.js';
 import type { Incoming, Located } from './steps/request.js';
+import { requestLog } from './steps/request-log.js';
 import { type FailureAnswers, respond } from './steps/respond.js';
 import { type ApiRequest, type PageHandler, router } from './steps/route.js';
 import { tenant } from './steps/tenant.js';
@@ -43,6 +44,7 @@ export interface PipelineParts {
 
 export function pipeline(parts: PipelineParts): Next<Incoming> {
   const api = chain<ApiRequest>()
+    .use(requestLog(parts.tenants, parts.failures))
     .use(endpoint())
     .use(tenant(parts.tenants))
     .use(faults(parts.failures.traceId, parts.maxBodyBytes))

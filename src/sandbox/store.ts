@@ -229,6 +229,12 @@ const MIGRATIONS = [
   // Where fault rules struck, found by the references of the records they concern (a timeline's).
   `CREATE TABLE fault_entries (seq INTEGER PRIMARY KEY, environment TEXT NOT NULL, record TEXT NOT NULL);
    CREATE TABLE fault_subjects (reference TEXT NOT NULL, entry INTEGER NOT NULL, PRIMARY KEY (reference, entry)) WITHOUT ROWID;`,
+  // The request log (request-log/store.ts): what each request to the API sent and got back. Its
+  // columns are what its filters read; the entry is the JSON of the last column, read only for the
+  // rows answered. AUTOINCREMENT: a number is never given twice, even once its rows are deleted.
+  `CREATE TABLE request_log (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, environment TEXT NOT NULL, at INTEGER NOT NULL, method TEXT NOT NULL,
+     operation TEXT, status INTEGER NOT NULL, idempotency_key TEXT, trace_id TEXT, refs TEXT NOT NULL, record TEXT NOT NULL);`,
 ];
 
 /** The database file in a data folder. */
@@ -552,8 +558,8 @@ export class SandboxStore {
   }
 
   /**
-   * Deletes every record, stored response and scheduled job, in the caller's transaction. The
-   * counters stay, so that no id or payment link of before is ever given out again.
+   * Deletes every record, stored response, scheduled job and request log entry, in the caller's
+   * transaction. The counters stay, so that no id or payment link of before is ever given out again.
    */
   clear(): void {
     for (const table of [
@@ -565,6 +571,7 @@ export class SandboxStore {
       'jobs',
       'fault_entries',
       'fault_subjects',
+      'request_log',
     ])
       this.statement(`DELETE FROM ${table}`).run();
   }

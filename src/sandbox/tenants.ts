@@ -9,6 +9,7 @@ import { API_ROUTES } from './api/routes.js';
 import { keyedRandom, type OffsetClock, offsetClock, type SandboxClock, seededRandom } from './clock.js';
 import { SandboxControl } from './control/control.js';
 import { FaultRules } from './faults.js';
+import { RequestLog } from './request-log/store.js';
 import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
 import { Scheduler } from './scheduler.js';
 import { SandboxStore, SandboxStoreError } from './store.js';
@@ -40,6 +41,8 @@ export interface Tenant {
   readonly control: SandboxControl;
   /** The tenant's fault rules. */
   readonly faults: FaultRules;
+  /** What the requests to the tenant's API sent and got back, the last `requestLogSize` of them. */
+  readonly requests: RequestLog;
   /** Reports a fault of the tenant's own work; a damaged database by name and with what to do, once. */
   report(error: unknown): void;
 }
@@ -67,6 +70,8 @@ export interface TenantSettings {
   posTimeoutResolveMs: number;
   modificationResolveMs: number;
   idempotencyTtlMs: number;
+  /** Entries of the request log kept; 0 turns it off. */
+  requestLogSize: number;
   onError: (error: unknown) => void;
   /** The sandbox's base URL, for the payment links the controls answer. */
   origin: () => string;
@@ -125,7 +130,9 @@ export function openTenant(settings: TenantSettings): Tenant {
   const scheduler = new Scheduler({ store, clock, handlers: { ...api.jobs, [WEBHOOK_ATTEMPT]: webhooks.handler }, onError: report });
   webhooks.attach(scheduler);
   const control = new SandboxControl({ store, api, webhooks, scheduler, clock, origin: settings.origin });
+  let requests: RequestLog;
   try {
+    requests = new RequestLog(store, { webcode, size: settings.requestLogSize });
     store.purgeIdempotency(clock.now() - settings.idempotencyTtlMs);
     // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
     scheduler.runDue();
@@ -135,7 +142,7 @@ export function openTenant(settings: TenantSettings): Tenant {
     throw store.damage(error) ?? error;
   }
   const { keys, clientSecrets } = settings;
-  return { webcode, keys, clientSecrets, store, clock, random, webhooks, api, scheduler, control, faults, report };
+  return { webcode, keys, clientSecrets, store, clock, random, webhooks, api, scheduler, control, faults, requests, report };
 }
 
 /** Who is calling: the tenant an API key belongs to, and the key's own entry. */

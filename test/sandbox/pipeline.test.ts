@@ -122,6 +122,7 @@ describe('tenant and idempotency', () => {
       posTimeoutResolveMs: 10_000,
       modificationResolveMs: 200,
       idempotencyTtlMs: 86_400_000,
+      requestLogSize: 100,
       onError: (error) => {
         throw error;
       },

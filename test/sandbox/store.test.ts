@@ -317,10 +317,10 @@ describe('store: damaged or newer databases', () => {
     const paid = await paidSession(first.test);
     await first.sandbox.webhooksSettled();
     await first.sandbox.close();
-    // Back to schema version 1: undo what versions 2 to 5 added.
+    // Back to schema version 1: undo what versions 2 to 6 added.
     const { DatabaseSync } = loadSqlite();
     const db = new DatabaseSync(join(dir, 'sandbox.db'));
-    db.exec('DROP TABLE fault_entries; DROP TABLE fault_subjects');
+    db.exec('DROP TABLE request_log; DROP TABLE fault_entries; DROP TABLE fault_subjects');
     db.exec('ALTER TABLE sessions DROP COLUMN ended_at');
     db.exec("UPDATE sessions SET record = json_remove(record, '$.endedAt', '$.controlPayment')");
     for (const table of ['sessions', 'pos_payments', 'modifications', 'deliveries']) db.exec(`DROP INDEX ${table}_by_environment`);
@@ -369,10 +369,10 @@ describe('store: damaged or newer databases', () => {
     }
     await first.sandbox.advanceClock(20 * 60_000);
     await first.sandbox.close();
-    // Back to schema version 3: no end times, in the records or the column, and no fault entries.
+    // Back to schema version 3: no end times, in the records or the column, no fault entries, no request log.
     const { DatabaseSync } = loadSqlite();
     const db = new DatabaseSync(join(dir, 'sandbox.db'));
-    db.exec('DROP TABLE fault_entries; DROP TABLE fault_subjects');
+    db.exec('DROP TABLE request_log; DROP TABLE fault_entries; DROP TABLE fault_subjects');
     db.exec('ALTER TABLE sessions DROP COLUMN ended_at');
     db.exec("UPDATE sessions SET record = json_remove(record, '$.endedAt', '$.controlPayment')");
     db.exec('PRAGMA user_version = 3');
@@ -400,7 +400,7 @@ describe('store: damaged or newer databases', () => {
     });
     await second.sandbox.close();
     const check = new DatabaseSync(join(dir, 'sandbox.db'));
-    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 5 });
+    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 6 });
     expect(check.prepare('SELECT ended_at FROM sessions WHERE session_id = ?').get(ids.failed ?? '')).toEqual({ ended_at: START + 10_000 });
     check.close();
   });

@@ -19,6 +19,8 @@ export interface OperationInput {
 export interface ApiRoute {
   /** The endpoint's name, as idempotency entries record it. */
   name: string;
+  /** The Live operation's `operationId` in `/openapi.json`, the same in both environments (the request log's `operation`). */
+  operationId: string;
   method: 'GET' | 'POST';
   /** Method and path template, as the reference names the endpoint: `GET /payment/session/{sessionId}`. */
   template: string;
@@ -32,6 +34,7 @@ const param = (input: OperationInput) => input.params[0] ?? '';
 export const API_ROUTES: readonly ApiRoute[] = [
   {
     name: 'createSession',
+    operationId: 'createSession',
     method: 'POST',
     template: 'POST /payment/session',
     pattern: /^\/payment\/session$/,
@@ -39,6 +42,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     name: 'listSessions',
+    operationId: 'listSessions',
     method: 'GET',
     template: 'GET /payment/sessions',
     pattern: /^\/payment\/sessions$/,
@@ -46,6 +50,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     name: 'sessionModifications',
+    operationId: 'listSessionModifications',
     method: 'GET',
     template: 'GET /payment/session/{sessionId}/modifications',
     pattern: /^\/payment\/session\/([^/]+)\/modifications$/,
@@ -53,6 +58,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     name: 'retrieveSession',
+    operationId: 'retrieveSession',
     method: 'GET',
     template: 'GET /payment/session/{sessionId}',
     pattern: /^\/payment\/session\/([^/]+)$/,
@@ -61,6 +67,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ...(['refund', 'capture', 'cancel', 'extend'] as const).map(
     (type): ApiRoute => ({
       name: type,
+      operationId: type,
       method: 'POST',
       template: `POST /payment/${type}`,
       pattern: new RegExp(`^/payment/${type}$`),
@@ -69,6 +76,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   ),
   {
     name: 'posModifications',
+    operationId: 'listPosPaymentModifications',
     method: 'GET',
     template: 'GET /pos/payment/{posPaymentId}/modifications',
     pattern: /^\/pos\/payment\/([^/]+)\/modifications$/,
@@ -76,6 +84,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     name: 'listModifications',
+    operationId: 'listModifications',
     method: 'GET',
     template: 'GET /modifications',
     pattern: /^\/modifications$/,
@@ -83,6 +92,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     name: 'listTerminals',
+    operationId: 'listTerminals',
     method: 'GET',
     template: 'GET /pos/terminals',
     pattern: /^\/pos\/terminals$/,
@@ -90,6 +100,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     name: 'createPosPayment',
+    operationId: 'createPosPayment',
     method: 'POST',
     template: 'POST /pos/payment',
     pattern: /^\/pos\/payment$/,
@@ -97,6 +108,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
   },
   {
     name: 'listPosPayments',
+    operationId: 'listPosPayments',
     method: 'GET',
     template: 'GET /pos/payments',
     pattern: /^\/pos\/payments$/,

@@ -16,6 +16,7 @@ import { CONTROL_OPENAPI_PATH, openApiAnswer } from '../openapi.js';
 import { SANDBOX_CODES } from '../responses.js';
 import type { Step } from '../steps/chain.js';
 import type { Located } from '../steps/request.js';
+import { REQUEST_OPERATIONS, requestLogSchemas } from './requests.js';
 
 /** One control operation: where, what it takes and what `data` it answers. */
 export interface ControlOperationDoc {
@@ -25,7 +26,7 @@ export interface ControlOperationDoc {
   path: string;
   summary: string;
   description?: string;
-  tag: 'Records' | 'Webhooks' | 'Clock' | 'Faults' | 'Tenants' | 'Sandbox';
+  tag: 'Records' | 'Requests' | 'Webhooks' | 'Clock' | 'Faults' | 'Tenants' | 'Sandbox';
   pathParams?: Record<string, string>;
   query?: Record<string, JsonObject & { description: string; required?: boolean }>;
   body?: JsonObject;
@@ -239,6 +240,7 @@ export const CONTROL_OPERATIONS: readonly ControlOperationDoc[] = [
     query: LISTING_QUERY,
     data: page('ControlSession'),
   },
+  ...REQUEST_OPERATIONS,
   {
     operationId: 'getSession',
     method: 'get',
@@ -566,6 +568,7 @@ export function controlApiDocument(servers: readonly ServerEntry[]): JsonObject 
       servers,
       tags: [
         { name: 'Records', description: 'Sessions, POS payments and modifications of one environment, and what to do to them.' },
+        { name: 'Requests', description: 'The request log: what each request to the API sent and got back.' },
         { name: 'Webhooks', description: 'Deliveries, resends, events and the webhook URLs.' },
         { name: 'Clock', description: 'The sandbox clock.' },
         { name: 'Faults', description: 'Fault rules: what the sandbox gets wrong on purpose.' },
@@ -589,7 +592,7 @@ export function controlApiDocument(servers: readonly ServerEntry[]): JsonObject 
           content: { 'application/json': { schema: FAILURE } },
         },
       },
-      schemas: SCHEMAS,
+      schemas: { ...SCHEMAS, ...requestLogSchemas() },
     },
   };
 }

@@ -7,18 +7,27 @@ import type { Environment } from '../../core/options.js';
 import { notFound } from '../api/context.js';
 import { FaultRuleError, type FaultRules } from '../faults.js';
 import { readOptionalJsonText } from '../http/body.js';
+import type { RequestLog } from '../request-log/store.js';
 import { invalid, jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from '../responses.js';
 import type { Next, Step } from '../steps/chain.js';
 import { CONTROL_PREFIX, type Located } from '../steps/request.js';
 import { jsonObject } from '../validation.js';
 import { type ControlListParams, parseDuration, type SandboxControl } from './control.js';
+import { REQUEST_ROUTES } from './requests.js';
 
 export type ControlRoute = {
   method: 'GET' | 'POST' | 'DELETE';
   pattern: RegExp;
   run: (
     control: SandboxControl,
-    context: { environment: Environment; params: string[]; query: URLSearchParams; body: Record<string, unknown>; faults: FaultRules },
+    context: {
+      environment: Environment;
+      params: string[];
+      query: URLSearchParams;
+      body: Record<string, unknown>;
+      faults: FaultRules;
+      requests: RequestLog;
+    },
   ) => unknown | Promise<unknown>;
 };
 
@@ -66,6 +75,7 @@ export const ENVIRONMENT_ROUTES: readonly ControlRoute[] = [
     pattern: /^events$/,
     run: (c, x) => c.emitEvent(x.environment, String(x.body.eventCode ?? ''), String(x.body.reference ?? '')),
   },
+  ...REQUEST_ROUTES.map((route): ControlRoute => ({ ...route, run: (_c, x) => route.run(x) })),
 ];
 
 /** A rule added, or 400 with what is wrong with it. */
@@ -148,7 +158,7 @@ export function controlEndpoint(): Step<Located, ControlRequest> {
 export function runControl(
   maxBodyBytes: number,
   origin: (url: URL) => string,
-): Next<ControlRequest & { tenant: { control: SandboxControl; faults: FaultRules } }> {
+): Next<ControlRequest & { tenant: { control: SandboxControl; faults: FaultRules; requests: RequestLog } }> {
   return async (context) => {
     const { request, route, path, tenant } = context;
     const params = (route.pattern.exec(path) ?? []).slice(1).map((param) => {
@@ -167,6 +177,7 @@ export function runControl(
       query: context.url.searchParams,
       body,
       faults: tenant.faults,
+      requests: tenant.requests,
     });
     return jsonResponse(200, successBody(data));
   };

@@ -6,7 +6,7 @@
  * a rule changed names it in `X-Sandbox-Fault`; a reset has no answer at all. A call that names or
  * made a record leaves a fault entry on that record's timeline.
  */
-import { DECLARED_LENGTH, FAULT_HEADER, type FaultRuleState, referencesIn } from '../faults.js';
+import { DECLARED_LENGTH, FAULT_HEADER, type FaultRuleState, referencesIn, STRUCK_RULE } from '../faults.js';
 import { readText } from '../http/body.js';
 import { failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure } from '../responses.js';
 import type { Caller } from '../tenants.js';
@@ -121,7 +121,7 @@ async function truncated(answer: Response): Promise<Response> {
 
 /** The answer with the rule named in its headers; a reset stays without an answer. */
 function withFault(answer: Response, rule: FaultRuleState): Response {
-  if (answer.type === 'error') return answer;
+  if (answer.type === 'error') return Object.assign(answer, { [STRUCK_RULE]: rule.id });
   const headers = new Headers(answer.headers);
   headers.set(FAULT_HEADER, rule.id);
   const marked = new Response(answer.body, { status: answer.status, headers });

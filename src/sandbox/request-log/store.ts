@@ -1,0 +1,214 @@
+/**
+ * A tenant's request log, in a table of the tenant's own database: in memory, or kept across
+ * restarts with a data folder. Bounded to the last `size` entries: every listing sees only the
+ * newest `size` numbers, and the rows below that watermark are deleted every {@link TRIM_EVERY}
+ * inserts, one range delete on the primary key instead of one per request.
+ */
+import * as z from 'zod/mini';
+import type { Environment } from '../../core/options.js';
+import type { SqlValue } from '../../core/sqlite.js';
+import { invalid } from '../responses.js';
+import type { SandboxStore } from '../store.js';
+import { cursorAfter } from '../validation.js';
+import {
+  type RequestLogEntry,
+  RequestLogFilter,
+  type RequestLogPage,
+  RequestLogQuery,
+  type RequestLogReferences,
+  type RequestLogStore,
+} from './schema.js';
+
+/** Entries kept per tenant unless told otherwise. */
+export const DEFAULT_REQUEST_LOG_SIZE = 10_000;
+/** Inserts between two trims of the rows past the bound. */
+export const TRIM_EVERY = 64;
+
+/** An entry before it is stored: the log gives it its id. */
+export type NewEntry = Omit<RequestLogEntry, 'id'>;
+
+const INSERT = `INSERT INTO request_log (seq, environment, at, method, operation, status, idempotency_key, trace_id, refs, record)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** One tenant's log. */
+export class RequestLog implements RequestLogStore {
+  readonly #store: SandboxStore;
+  readonly #prefix: string;
+  /** How many entries are kept; 0: none are. */
+  readonly size: number;
+  #last: number;
+  #sinceTrim = 0;
+
+  /** `webcode` begins the ids; `size` is the bound (0 turns the log off). */
+  constructor(store: SandboxStore, options: { webcode: string; size: number }) {
+    if (!Number.isSafeInteger(options.size) || options.size < 0) {
+      throw new TypeError(`requestLogSize must be a whole number, 0 or more (0 turns the log off); got ${String(options.size)}`);
+    }
+    this.#store = store;
+    this.#prefix = `${options.webcode}-REQ-`;
+    this.size = options.size;
+    // The highest number ever given, kept by SQLite even when the rows are deleted: no id is given twice.
+    this.#last = (store.statement("SELECT seq FROM sqlite_sequence WHERE name = 'request_log'").get()?.seq as number | undefined) ?? 0;
+  }
+
+  /** Whether entries are kept at all. */
+  get enabled(): boolean {
+    return this.size > 0;
+  }
+
+  /** Stores an entry (nothing when the log is off); the entry with its id. `atMs` is its `at`, for the time filters. */
+  add(entry: NewEntry, atMs: number): RequestLogEntry | undefined {
+    if (!this.enabled) return undefined;
+    const seq = this.#last + 1;
+    const store = this.#store;
+    store.transaction(() => {
+      store
+        .statement(INSERT)
+        .run(
+          seq,
+          entry.environment,
+          atMs,
+          entry.method,
+          entry.operation,
+          entry.status,
+          entry.idempotencyKey,
+          entry.traceId,
+          refsColumn(entry.references),
+          JSON.stringify(entry),
+        );
+      if (++this.#sinceTrim >= TRIM_EVERY) {
+        store.statement('DELETE FROM request_log WHERE seq <= ?').run(seq - this.size);
+        this.#sinceTrim = 0;
+      }
+    });
+    this.#last = seq;
+    return { id: `${this.#prefix}${seq}`, ...entry };
+  }
+
+  list(environment: Environment, query: RequestLogQuery = {}): RequestLogPage {
+    const parsed = parseWith(RequestLogQuery, query);
+    const [where, values] = this.#where(environment, parsed);
+    const total = this.#store.statement(`SELECT count(*) AS n FROM request_log${where}`).get(...values)?.n as number;
+    const take = parsed.take ?? 20;
+    const after = cursorSeq(parsed.cursor);
+    const seek = after === null ? '' : ' AND seq < ?';
+    const rows = this.#store
+      .statement(`SELECT seq, record FROM request_log${where}${seek} ORDER BY seq DESC LIMIT ?`)
+      .all(...values, ...(after === null ? [] : [after]), take + 1);
+    const more = rows.length > take;
+    const kept = more ? rows.slice(0, take) : rows;
+    const last = kept[kept.length - 1]?.seq as number | undefined;
+    return {
+      items: kept.map((row) => this.#entry(row.seq as number, row.record as string)),
+      cursor: more && last !== undefined ? cursorAfter('desc', last) : null,
+      hasMore: more,
+      total,
+    };
+  }
+
+  get(id: string): RequestLogEntry | undefined {
+    if (!id.startsWith(this.#prefix)) return undefined;
+    const number = id.slice(this.#prefix.length);
+    if (!/^[1-9]\d{0,15}$/.test(number)) return undefined;
+    const row = this.#store.statement('SELECT record FROM request_log WHERE seq = ? AND seq > ?').get(Number(number), this.#floor());
+    return row ? this.#entry(Number(number), row.record as string) : undefined;
+  }
+
+  count(environment: Environment, filter: RequestLogFilter = {}): number {
+    const [where, values] = this.#where(environment, parseWith(RequestLogFilter, filter));
+    return this.#store.statement(`SELECT count(*) AS n FROM request_log${where}`).get(...values)?.n as number;
+  }
+
+  clear(environment: Environment, filter: RequestLogFilter = {}): number {
+    const [where, values] = this.#where(environment, parseWith(RequestLogFilter, filter));
+    return Number(this.#store.transaction(() => this.#store.statement(`DELETE FROM request_log${where}`).run(...values)).changes);
+  }
+
+  /** The entries of `environment` that made or touched `reference`, newest first (a record's page). */
+  about(environment: Environment, reference: string, take = 100): RequestLogEntry[] {
+    return this.list(environment, { reference, take }).items;
+  }
+
+  /** Rows at or below this number are past the bound, whether or not the last trim has deleted them yet. */
+  #floor(): number {
+    return this.#last - this.size;
+  }
+
+  #entry(seq: number, record: string): RequestLogEntry {
+    return { id: `${this.#prefix}${seq}`, ...(JSON.parse(record) as NewEntry) };
+  }
+
+  #where(environment: Environment, filter: RequestLogFilter): [string, SqlValue[]] {
+    const names = ['environment = ?', 'seq > ?'];
+    const values: SqlValue[] = [environment, this.#floor()];
+    const equal = (column: string, value: string | undefined) => {
+      if (value === undefined) return;
+      names.push(`${column} = ?`);
+      values.push(value);
+    };
+    equal('operation', filter.operation);
+    equal('method', filter.method?.toUpperCase());
+    equal('idempotency_key', filter.idempotencyKey);
+    equal('trace_id', filter.traceId);
+    if (filter.status !== undefined) {
+      const [low, high] = statusRange(filter.status);
+      names.push('status BETWEEN ? AND ?');
+      values.push(low, high);
+    }
+    if (filter.reference !== undefined) {
+      names.push('instr(refs, ?) > 0');
+      values.push(` ${filter.reference} `);
+    }
+    if (filter.since !== undefined) {
+      names.push('at >= ?');
+      values.push(instant(filter.since));
+    }
+    if (filter.until !== undefined) {
+      names.push('at <= ?');
+      values.push(instant(filter.until));
+    }
+    return [` WHERE ${names.join(' AND ')}`, values];
+  }
+}
+
+/** Every reference of an entry between spaces, so that one is found whole with `instr`. */
+function refsColumn(references: RequestLogReferences): string {
+  const all = [
+    ...references.sessionIds,
+    ...references.paymentReferences,
+    ...references.posPaymentIds,
+    ...references.modificationReferences,
+  ];
+  return all.length === 0 ? '' : ` ${all.join(' ')} `;
+}
+
+/** A code, or a class (`4xx`: 400 to 499). */
+function statusRange(status: number | string): [number, number] {
+  if (typeof status === 'number') return [status, status];
+  if (/^\dxx$/.test(status)) {
+    const low = Number(status[0]) * 100;
+    return [low, low + 99];
+  }
+  return [Number(status), Number(status)];
+}
+
+function instant(value: string | Date): number {
+  return typeof value === 'string' ? Date.parse(value) : value.getTime();
+}
+
+/** The number after which a page starts; 400 for a cursor this log did not give. */
+function cursorSeq(cursor: string | undefined): number | null {
+  if (cursor === undefined || cursor === '') return null;
+  const decoded = /^d(\d{1,15})$/.exec(cursor);
+  if (!decoded) throw invalid('cursor is not valid: pass the cursor of the previous page');
+  return Number(decoded[1]);
+}
+
+/** `value` checked against `schema`; 400 naming the first field at fault otherwise. */
+export function parseWith<S extends z.core.$ZodType>(schema: S, value: unknown): z.infer<S> {
+  const result = z.safeParse(schema, value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue?.path.map(String).join('.') ?? '';
+  throw invalid(`${path === '' ? 'filter' : path} ${issue?.message ?? 'is not valid'}`);
+}
