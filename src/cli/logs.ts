@@ -96,10 +96,11 @@ export function entryLine(entry: RequestLogEntry, color: boolean): string {
   const path = `${entry.path}${search.size > 0 ? `?${search}` : ''}`;
   const parts = [
     time,
-    paint(color, statusColor(entry.status), String(entry.status).padStart(3)),
+    // Escaped before the colour goes on: the colour's own escape must reach the terminal.
+    paint(color, statusColor(entry.status), terminalSafe(String(entry.status).padStart(3))),
     `${entry.method.padEnd(6)} ${path}`,
     entry.operation ?? '-',
-    `${entry.durationMs} ms`,
+    `${Math.round(entry.durationMs)} ms`,
     entry.id,
   ];
   if (entry.idempotencyKey !== null) parts.push(`key=${entry.idempotencyKey}${entry.replayed ? ' (replayed)' : ''}`);
@@ -109,7 +110,8 @@ export function entryLine(entry: RequestLogEntry, color: boolean): string {
     parts.push(
       `${issue.path === '' ? '' : `${issue.path}: `}${issue.message}${entry.issues.length > 1 ? ` (+${entry.issues.length - 1})` : ''}`,
     );
-  return terminalSafe(parts.join('  '));
+  const [first, status, ...rest] = parts;
+  return [terminalSafe(first ?? ''), status, ...rest.map((part) => terminalSafe(part))].join('  ');
 }
 
 /** Follows the log: the entries logged after it started, each once, oldest first, until Ctrl-C. */
@@ -198,7 +200,7 @@ export function entryDetail(entry: RequestLogEntry): string {
     ['at', entry.at],
     ['environment', `${entry.environment}${entry.tenant === null ? '' : ` (tenant ${entry.tenant})`}`],
     ['operation', entry.operation === null ? '- (no endpoint matched)' : `${entry.operation} (${entry.route})`],
-    ['status', `${entry.status}${entry.replayed ? ' (replayed)' : ''}, ${entry.durationMs} ms`],
+    ['status', `${entry.status}${entry.replayed ? ' (replayed)' : ''}, ${Math.round(entry.durationMs)} ms`],
     ['idempotencyKey', entry.idempotencyKey ?? '-'],
     ['traceId', entry.traceId ?? '-'],
     ['faultRule', entry.faultRule ?? '-'],
