@@ -128,8 +128,8 @@ describe.skipIf(!hasTmux)('logs tail on a terminal', () => {
     // Coloured by class on a terminal (yellow 4xx, green 2xx), the colour's escape never printed as text.
     expect(history()).not.toContain('\\x1b');
     const coloured = quietly('tmux', ['capture-pane', '-p', '-e', '-J', '-S', '-', '-t', name]);
-    expect(coloured).toMatch(/\u001b\[33m400/);
-    expect(coloured).toMatch(/\u001b\[32m201/);
+    expect(coloured).toContain('\u001b[33m400');
+    expect(coloured).toContain('\u001b[32m201');
     expect(history()).not.toContain(sandbox.keys.test);
     // Why it was refused ends the line.
     expect(refused[0]).toMatch(/POST +\/external\/v1\/test\/payment\/session +createSession +\d+ ms +\S+-REQ-\d+ +\S/);
