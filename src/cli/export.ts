@@ -18,7 +18,7 @@ import { MODIFICATION_COLUMNS, POS_COLUMNS, SESSION_COLUMNS } from './columns.js
 import type { Profile } from './config.js';
 import { type CreatedRange, createdHelp, createdRange, inCreatedRange, posDates, type RangeSupport } from './created-range.js';
 import { csvLine, ExitError, type Terminal, terminalSafe, UsageError } from './io.js';
-import { type CommandContext, clientFor, failure as failureOf } from './program.js';
+import { type CommandContext, clientFor, failure as failureOf, type GlobalOptions } from './program.js';
 import { integer } from './sandbox.js';
 
 /** Exit codes after Ctrl-C and SIGTERM: 128 + the signal's number, as a shell reports a process the signal stopped. */
@@ -372,6 +372,33 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The command that goes on from `cursor`: the same settings, filters, format and output. */
+function resumeCommand(kind: Kind, global: GlobalOptions, format: ExportFormat, flags: ExportFlags, cursor: string): string {
+  const words = [BIN];
+  for (const [flag, value] of [
+    ['--env', global.env],
+    ['--profile', global.profile],
+    ['--base-url', global.baseUrl],
+    ['--webcode', global.webcode],
+  ] as const)
+    if (value !== undefined) words.push(flag, value);
+  words.push('export', kind.name, '--format', format);
+  for (const { flags: spelling, key } of kind.filters) {
+    const value = flags[key];
+    if (value !== undefined) words.push(spelling.split(' ')[0] ?? '', value);
+  }
+  for (const [flag, value] of [
+    ['--created-from', flags.createdFrom],
+    ['--created-to', flags.createdTo],
+    ['--summary', flags.summary],
+    ['--take', flags.take === undefined ? undefined : String(integer('take', flags.take, 1, 100))],
+    ['--out', flags.out],
+  ] as const)
+    if (value !== undefined) words.push(flag, value);
+  words.push('--resume', cursor);
+  return words.map(shellWord).join(' ');
+}
+
 async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags, command: Command): Promise<void> {
   const { terminal } = context;
   const global = context.options(command);
@@ -384,30 +411,6 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
   const summaryJson = summaryFormat(flags.summary);
   // The settings are checked here, so that a missing key is said at once, not by the worker.
   context.client(command);
-
-  /** The command that goes on from `cursor`: the same filters, format and output. */
-  const resumeCommand = (cursor: string) => {
-    const words = [BIN];
-    for (const [flag, value] of [
-      ['--env', global.env],
-      ['--profile', global.profile],
-      ['--base-url', global.baseUrl],
-      ['--webcode', global.webcode],
-    ] as const)
-      if (value !== undefined) words.push(flag, value);
-    words.push('export', kind.name, '--format', format);
-    for (const { flags: spelling, key } of kind.filters) {
-      const value = flags[key];
-      if (value !== undefined) words.push(spelling.split(' ')[0] ?? '', value);
-    }
-    if (flags.createdFrom !== undefined) words.push('--created-from', flags.createdFrom);
-    if (flags.createdTo !== undefined) words.push('--created-to', flags.createdTo);
-    if (flags.summary !== undefined) words.push('--summary', flags.summary);
-    if (flags.take !== undefined) words.push('--take', String(take));
-    if (flags.out !== undefined) words.push('--out', flags.out);
-    words.push('--resume', cursor);
-    return words.map(shellWord).join(' ');
-  };
 
   if (flags.resume !== undefined && flags.out !== undefined) await checkWholeLines(flags.out);
   const where = flags.out === undefined ? 'stdout' : flags.out;
@@ -501,7 +504,9 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
   // `--summary json`: the export's last line on stderr, whatever its end (a failure's message follows it).
   const json = summaryJson ? `${JSON.stringify({ rows: count, pages, durationMs: Math.round(performance.now() - started) })}\n` : '';
   const resume =
-    cursor === undefined || cursor === null ? 'Run the same command again to start over.' : `Resume with: ${resumeCommand(cursor)}`;
+    cursor === undefined || cursor === null
+      ? 'Run the same command again to start over.'
+      : `Resume with: ${resumeCommand(kind, global, format, flags, cursor)}`;
   if (complete && failure === undefined) {
     terminal.stderr.write(json === '' ? `Exported ${summary} to ${where}.\n` : json);
     return;
