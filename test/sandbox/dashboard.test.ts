@@ -430,7 +430,7 @@ describe('dashboard fault rules page', () => {
     expect([struck.status, struck.headers.get('x-sandbox-fault')]).toEqual([503, 'fault_1']);
     const listed = (await page(sandbox, '/faults')).html;
     expect(listed).toMatch(
-      /<td class="id">fault_1<\/td><td><code>POST \/payment\/session<\/code><br><span class="muted">Test only<\/span><\/td>/,
+      /<td class="id"><span id="rule-fault_1">fault_1<\/span><\/td><td><code>POST \/payment\/session<\/code><br><span class="muted">Test only<\/span><\/td>/,
     );
     expect(listed).toContain('<td class="extra">next 2 (1 left)</td><td>error 503 before it ran</td><td class="nowrap">1</td>');
 

@@ -124,9 +124,17 @@ export class RequestLog implements RequestLogStore {
     return Number(this.#store.transaction(() => this.#store.statement(`DELETE FROM request_log${where}`).run(...values)).changes);
   }
 
-  /** The entries of `environment` that made or touched `reference`, newest first (a record's page). */
-  about(environment: Environment, reference: string, take = 100): RequestLogEntry[] {
-    return this.list(environment, { reference, take }).items;
+  /** The newest `take` entries of `environment` that made or touched any of `references` (a record's page), newest first. */
+  touching(environment: Environment, references: readonly string[], take = 50): RequestLogEntry[] {
+    const wanted = references.filter((reference) => reference !== '');
+    if (wanted.length === 0) return [];
+    const rows = this.#store
+      .statement(
+        `SELECT seq, record FROM request_log WHERE environment = ? AND seq > ? AND (${wanted.map(() => 'instr(refs, ?) > 0').join(' OR ')})
+         ORDER BY seq DESC LIMIT ?`,
+      )
+      .all(environment, this.#floor(), ...wanted.map((reference) => ` ${reference} `), take);
+    return rows.map((row) => this.#entry(row.seq as number, row.record as string));
   }
 
   /** Rows at or below this number are past the bound, whether or not the last trim has deleted them yet. */

@@ -192,7 +192,8 @@ ${field(
 export function faultsPage(context: DashboardContext, form = new URLSearchParams()): PageParts {
   const rules = context.faults.list();
   const rows = rules.map((rule): Cell[] => [
-    rule.id,
+    // The request log's entries link here, to the rule that answered them.
+    html`<span id="rule-${rule.id}">${rule.id}</span>`,
     matches(rule),
     frequency(rule),
     describeEffect(rule.effect),

@@ -19,6 +19,7 @@ import { notFoundPage, render, unknownTenant } from './layout.js';
 import { listPage, overview } from './lists.js';
 import {
   DASHBOARD_EVENTS_PATH,
+  type DashboardContext,
   type DashboardSettings,
   type Kind,
   LIVE_HEADER,
@@ -28,6 +29,7 @@ import {
 } from './parts.js';
 import { deliveryPage, modificationPage, posPage, sessionPage } from './records.js';
 import { referencePage } from './reference.js';
+import { REQUESTS_PATH, requestPage, requestsPage } from './requests.js';
 
 export type { DashboardContext, DashboardSettings } from './parts.js';
 export { DASHBOARD_EVENTS_PATH } from './parts.js';
@@ -54,7 +56,8 @@ export async function handleDashboard(request: Request, url: URL, settings: Dash
     path === '/faults' ||
     path === '/reference' ||
     path === API_REFERENCE_PATH ||
-    RECORD_PATH.test(path);
+    RECORD_PATH.test(path) ||
+    REQUESTS_PATH.test(path);
   if (!isPage && !action && path !== DASHBOARD_EVENTS_PATH) return undefined;
   const denied = settings.accessToken === undefined ? undefined : dashboardGate(request, url, settings.accessToken);
   if (denied) return denied;
@@ -71,13 +74,15 @@ export async function handleDashboard(request: Request, url: URL, settings: Dash
   here.searchParams.delete('notice');
   here.searchParams.delete('problem');
   const show = (parts: PageParts, status = 200) =>
-    render(context, { ...parts, notice, problem, here: `${here.pathname}${here.search}` }, status, liveOnly);
+    render(context, { ...parts, notice, problem: parts.problem ?? problem, here: `${here.pathname}${here.search}` }, status, liveOnly);
   if (path === '/' || path === '/live') return show(overview(context, path === '/' ? 'test' : 'live'));
   if (path === '/reference') return show(referencePage());
   if (path === '/faults') return show(faultsPage(context));
   if (path === API_REFERENCE_PATH) {
     return show(apiReferencePage(JSON.parse(await openApiText(OPENAPI_PATH, settings.origin ?? url.origin, serviceDocument))));
   }
+  const requests = REQUESTS_PATH.exec(path);
+  if (requests) return requestLogPage(context, requests, url.searchParams, show);
   const [, environmentName, kindName, idParam] = RECORD_PATH.exec(path) ?? [];
   const environment = environmentName as Environment;
   const kind = kindName as Kind;
@@ -109,6 +114,29 @@ export async function handleDashboard(request: Request, url: URL, settings: Dash
       return notFoundPage(context, `No ${kind.replace('-', ' ')} ${id ?? idParam} in ${environment === 'test' ? 'Test' : 'Live'}.`);
     throw error;
   }
+}
+
+/** The Requests page (400 with the page unfiltered for a filter of the wrong form), or one entry's (404 for none). */
+function requestLogPage(
+  context: DashboardContext,
+  [, environmentName, idParam]: RegExpExecArray,
+  query: URLSearchParams,
+  show: (parts: PageParts, status?: number) => Response,
+): Response {
+  const environment = environmentName as Environment;
+  if (idParam === undefined) {
+    try {
+      return show(requestsPage(context, environment, query));
+    } catch (error) {
+      if (!(error instanceof ServiceFailure)) throw error;
+      return show({ ...requestsPage(context, environment, new URLSearchParams()), problem: error.message }, 400);
+    }
+  }
+  const id = decoded(idParam);
+  const entry = id === undefined ? undefined : context.requests.get(id);
+  if (entry?.environment !== environment)
+    return notFoundPage(context, `No request ${id ?? idParam} in the ${environment === 'test' ? 'Test' : 'Live'} request log.`);
+  return show(requestPage(context, environment, entry));
 }
 
 function methodNotAllowed(allow: string): Response {

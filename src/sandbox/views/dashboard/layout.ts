@@ -24,7 +24,7 @@ header{background:#fff;border-bottom:1px solid var(--line);padding:.6rem 1rem;di
 header .brand{font-weight:700;color:var(--ink);text-decoration:none}nav ul{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem .9rem}
 nav a[aria-current=page]{font-weight:700;color:var(--ink)}
 .env{padding:.45rem 1rem;font-weight:600;border-bottom:2px solid}.env.test{background:var(--test);border-color:var(--test-line)}.env.live{background:var(--live);border-color:var(--live-line)}
-.env a{margin-left:1rem}main{padding:1rem;max-width:72rem;margin:0 auto}h1{font-size:1.4rem;margin:.5rem 0 1rem}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
+.env a{margin-left:1rem}main{padding:1rem;max-width:72rem;margin:0 auto}h1{font-size:1.4rem;margin:.5rem 0 1rem;overflow-wrap:anywhere}h2{font-size:1.1rem;margin:1.5rem 0 .5rem}
 table{border-collapse:collapse;width:100%;background:#fff;border:1px solid var(--line)}caption{text-align:left;font-weight:600;padding:.4rem 0}
 th,td{text-align:left;padding:.4rem .55rem;border-bottom:1px solid var(--line);vertical-align:top}th{background:#eef0f3}
 .scroll{overflow-x:auto;position:relative}form.inline{display:inline-flex;flex-wrap:wrap;gap:.4rem;align-items:end;margin:.25rem .75rem .25rem 0;max-width:100%}form.inline>div{max-width:100%}
@@ -138,6 +138,7 @@ ${navItem(`${base(environment)}/sessions`, 'Sessions', 'sessions')}
 ${navItem(`${base(environment)}/pos-payments`, 'POS payments', 'pos-payments')}
 ${navItem(`${base(environment)}/modifications`, 'Modifications', 'modifications')}
 ${navItem(`${base(environment)}/deliveries`, 'Webhook deliveries', 'deliveries')}
+${navItem(`${base(environment)}/requests`, 'Requests', 'requests')}
 ${navItem('/faults', 'Fault rules', 'faults')}
 ${navItem('/reference', 'Test-mode reference', 'reference')}
 ${navItem('/api-reference', 'API reference', 'api-reference')}

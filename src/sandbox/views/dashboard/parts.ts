@@ -2,6 +2,7 @@
 import type { Environment } from '../../../core/options.js';
 import type { SandboxControl } from '../../control/control.js';
 import type { FaultRules } from '../../faults.js';
+import type { RequestLog } from '../../request-log/store.js';
 import type { Tenants } from '../../tenants.js';
 import { type Html, html } from '../html.js';
 
@@ -22,6 +23,8 @@ export interface DashboardSettings {
 export interface DashboardContext extends DashboardSettings {
   control: SandboxControl;
   faults: FaultRules;
+  /** The tenant's request log. */
+  requests: RequestLog;
   webcode: string;
   /** The chosen tenant's webcode as links carry it (`?tenant=`); `undefined` for the sandbox's own. */
   tenant: string | undefined;
@@ -42,6 +45,7 @@ export function tenantContext(settings: DashboardSettings, webcode: string | nul
     ...settings,
     control: settings.origin === undefined ? tenant.control : tenant.control.forOrigin(settings.origin),
     faults: tenant.faults,
+    requests: tenant.requests,
     webcode: tenant.webcode,
     tenant: tenant === main ? undefined : tenant.webcode,
   };
@@ -105,7 +109,7 @@ export interface PageParts {
   title: string;
   environment: Environment | undefined;
   /** The nav entry of this page. */
-  current: Kind | 'overview' | 'faults' | 'reference' | 'api-reference';
+  current: Kind | 'requests' | 'overview' | 'faults' | 'reference' | 'api-reference';
   body: Html;
   notice?: string | undefined;
   problem?: string | undefined;

@@ -8,6 +8,7 @@ import { type Html, html } from '../html.js';
 import { describeEffect } from './faults.js';
 import { deliveryRows, HEADINGS, modificationRows } from './lists.js';
 import { actionForm, base, type Cell, type DashboardContext, href, link, money, type PageParts, status, table, time } from './parts.js';
+import { requestsSection } from './requests.js';
 
 function fields(entries: [string, Cell][]): Html {
   return html`<dl>${entries.map(([name, value]) => html`<dt>${name}</dt><dd>${value}</dd>`)}</dl>`;
@@ -160,7 +161,8 @@ ${fields([
 <h2>Actions</h2>${sessionActions(context, environment, session, here)}
 <h2>Timeline</h2>${timelineList(sessionEvents(context, environment, timeline))}
 <h2>Modifications</h2>${table('Modifications of this session', HEADINGS.modifications, modificationRows(context, environment, timeline.modifications), 'No modification.')}
-${deliveriesSection(context, environment, timeline.deliveries)}`,
+${deliveriesSection(context, environment, timeline.deliveries)}
+${requestsSection(context, environment, [session.sessionId, ...session.attempts.map((attempt) => attempt.paymentReference)])}`,
   };
 }
 
@@ -207,7 +209,8 @@ ${fields([
       ...faultEvents(context, environment, timeline.faults),
     ])}
 <h2>Modifications</h2>${table('Modifications of this payment', HEADINGS.modifications, modificationRows(context, environment, timeline.modifications), 'No modification.')}
-${deliveriesSection(context, environment, timeline.deliveries)}`,
+${deliveriesSection(context, environment, timeline.deliveries)}
+${requestsSection(context, environment, [payment.posPaymentId])}`,
   };
 }
 
@@ -255,7 +258,8 @@ ${fields([
       ...deliveryEvents(context, environment, timeline.deliveries),
       ...faultEvents(context, environment, timeline.faults),
     ])}
-${deliveriesSection(context, environment, timeline.deliveries)}`,
+${deliveriesSection(context, environment, timeline.deliveries)}
+${requestsSection(context, environment, [record.operationReference])}`,
   };
 }
 
