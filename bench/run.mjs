@@ -54,11 +54,18 @@ const EXPORT_TARGETS = { rowsPerSecond: 5_000, rssRangeMB: 50 };
 const WEBHOOK_STORE_OPS = Number(process.env.BENCH_WEBHOOK_STORE_OPS ?? 2_000);
 const WEBHOOK_STORE_TARGETS_MS = { memory: 0.05, sqlite: 1, postgres: 2, redis: 2 };
 /**
- * `BENCH_ONLY=export`, `store`, `webhook-stores`, `container` or `duplicates`: that section alone (none
- * needs the peer SDKs of bench/node_modules).
+ * Issue 31: the request log on (its default, 10 000 entries a tenant) against off, in the same run:
+ * two sandbox children filled past the log's size, then paired windows A B B A. Its creates/s
+ * within 5 % of the log off, and its RSS after GC and peak RSS within 10 MB; a miss prints FAIL
+ * and makes the run exit 1.
+ */
+const REQUEST_LOG = { level: 12_000, createsRatio: 0.95, rssMB: 10 };
+/**
+ * `BENCH_ONLY=export`, `store`, `request-log`, `webhook-stores`, `container` or `duplicates`: that
+ * section alone (none needs the peer SDKs of bench/node_modules).
  */
 const ONLY = process.env.BENCH_ONLY;
-const SECTIONS = ['export', 'store', 'webhook-stores', 'container', 'duplicates'];
+const SECTIONS = ['export', 'store', 'request-log', 'webhook-stores', 'container', 'duplicates'];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
@@ -227,6 +234,13 @@ if (ONLY === 'store') {
   }
   printStore(results.sandboxStore);
   console.log('\nBENCH_ONLY=store: bench/results.json left as it was.');
+  process.exit(process.exitCode ?? 0);
+}
+if (ONLY === 'request-log') {
+  server.kill();
+  results.requestLog = await requestLogSection();
+  printRequestLog(results.requestLog);
+  console.log('\nBENCH_ONLY=request-log: bench/results.json left as it was.');
   process.exit(process.exitCode ?? 0);
 }
 if (ONLY === 'webhook-stores') {
@@ -695,6 +709,38 @@ async function storeSection() {
   return section;
 }
 results.sandboxStore = await storeSection();
+
+// The request log (issue 31): the sandbox in memory, as tests and the CLI run it by default, where
+// the log's entries take memory; with the log on (10 000 entries) and off, side by side.
+async function requestLogSection() {
+  const stores = {};
+  try {
+    stores.on = await startStore([]);
+    stores.off = await startStore(['--request-log-size', '0']);
+    const rss = { on: rssSampler(stores.on.child.pid), off: rssSampler(stores.off.child.pid) };
+    for (const name of ['off', 'on']) await storeCommand(stores[name], `fill ${REQUEST_LOG.level}`);
+    const runs = { on: [], off: [] };
+    for (const name of ['on', 'off', 'off', 'on']) runs[name].push(await storeWindow(stores[name]));
+    const memory = { on: await storeCommand(stores.on, 'memory'), off: await storeCommand(stores.off, 'memory') };
+    const peaks = { on: Math.max(...Object.values(rss.on.stop())), off: Math.max(...Object.values(rss.off.stop())) };
+    for (const store of Object.values(stores)) await stopStore(store);
+    const on = pairedWindow(runs.on);
+    const off = pairedWindow(runs.off);
+    return {
+      level: REQUEST_LOG.level,
+      limits: REQUEST_LOG,
+      on,
+      off,
+      createsRatio: on.createsPerSecond / off.createsPerSecond,
+      rssAfterGcMB: { on: memory.on.rssMB, off: memory.off.rssMB },
+      heapUsedMB: { on: memory.on.heapUsedMB, off: memory.off.heapUsedMB },
+      peakRssMB: { on: Math.max(peaks.on, memory.on.maxRssMB), off: Math.max(peaks.off, memory.off.maxRssMB) },
+    };
+  } finally {
+    for (const child of storeChildren) child.kill('SIGKILL');
+  }
+}
+results.requestLog = await requestLogSection();
 
 // CLI export: `payment-service-sdk export sessions --format csv --out FILE` of EXPORT_ROWS sessions
 // (100 000) from a sandbox in its own process, filled in process as the store section does, the
@@ -1197,6 +1243,35 @@ function printStore(store) {
   );
 }
 printStore(results.sandboxStore);
+
+/** The request log's rows: the same sandbox with the log on and off. A missed limit makes the run exit 1. */
+function printRequestLog(log) {
+  const mb = (value) => `${value.toFixed(1)} MB`;
+  const createsMet = log.createsRatio >= log.limits.createsRatio;
+  const rssMet = log.rssAfterGcMB.on - log.rssAfterGcMB.off <= log.limits.rssMB;
+  const peakMet = log.peakRssMB.on - log.peakRssMB.off <= log.limits.rssMB;
+  table(
+    `Request log, sandbox in memory filled to ${log.level.toLocaleString('en-US')} sessions (the log full), sessions.create with ${STORE_CLIENTS} raw fetch clients, windows A B B A`,
+    ['request log', 'creates / s', 'sandbox CPU', 'RSS after GC', 'peak RSS', 'heap used'],
+    ['on', 'off'].map((name) => [
+      name === 'on' ? 'on (10 000 entries)' : 'off (--request-log-size 0)',
+      `${log[name].createsPerSecond}`,
+      `${log[name].sandboxCpuPercent.toFixed(0)} %`,
+      mb(log.rssAfterGcMB[name]),
+      mb(log.peakRssMB[name]),
+      mb(log.heapUsedMB[name]),
+    ]),
+  );
+  for (const [met, text] of [
+    [createsMet, `creates/s with the log ${log.createsRatio.toFixed(3)} x without, limit >= ${log.limits.createsRatio}`],
+    [rssMet, `RSS after GC +${(log.rssAfterGcMB.on - log.rssAfterGcMB.off).toFixed(1)} MB with the log, limit ${log.limits.rssMB} MB`],
+    [peakMet, `peak RSS +${(log.peakRssMB.on - log.peakRssMB.off).toFixed(1)} MB with the log, limit ${log.limits.rssMB} MB`],
+  ]) {
+    console.log(`  ${met ? 'PASS' : 'FAIL'}: request log, ${text}`);
+    if (!met) process.exitCode = 1;
+  }
+}
+printRequestLog(results.requestLog);
 
 /** The webhook stores table; on its own formatters, since BENCH_ONLY=webhook-stores prints it before the others exist. A missed target makes the run exit 1. */
 function printWebhookStores(webhookStores) {

@@ -6,14 +6,15 @@
 // saturates; `memory` prints the process's memory (after a full GC when started with
 // --expose-gc) and the record counts; `fill N` creates sessions in process, through the sandbox's
 // own handler, until the store holds N, so that the bench reaches a store size without paying
-// for N HTTP exchanges.
+// for N HTTP exchanges. `--request-log-size N` sets the request log's size (0: off).
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createSandbox } from '../dist/sandbox.mjs';
 
-const { values: flags } = parseArgs({ options: { 'data-dir': { type: 'string' } } });
+const { values: flags } = parseArgs({ options: { 'data-dir': { type: 'string' }, 'request-log-size': { type: 'string' } } });
 const opening = performance.now();
-const sandbox = createSandbox({ posDelayMs: 0, dataDir: flags['data-dir'] });
+const requestLogSize = flags['request-log-size'] === undefined ? undefined : Number(flags['request-log-size']);
+const sandbox = createSandbox({ posDelayMs: 0, dataDir: flags['data-dir'], requestLogSize });
 const { baseUrl } = await sandbox.listen({ host: '127.0.0.1' });
 const openMs = performance.now() - opening;
 console.log(JSON.stringify({ baseUrl, apiKey: sandbox.keys.test, webcode: sandbox.webcode, openMs, location: sandbox.location }));

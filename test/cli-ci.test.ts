@@ -375,7 +375,12 @@ describe('sandbox --ready-file', () => {
       const busy = run(['sandbox', '--port', String(port), '--ready-file', path]);
       expect((await busy.exit).code).toBe(1);
       expect(busy.stderr()).toMatch(/port \d+ is in use/);
-      expect(readdirSync(dir)).toEqual([]);
+      // No ready file; what `sandbox wait` reads to say why at once: the pid and the reason.
+      expect(readdirSync(dir)).toEqual(['ready.json.starting']);
+      expect(JSON.parse(readFileSync(join(dir, 'ready.json.starting'), 'utf8'))).toEqual({
+        pid: busy.child.pid,
+        failed: expect.stringMatching(/^port \d+ is in use/),
+      });
     } finally {
       await new Promise((done) => taken.close(done));
     }

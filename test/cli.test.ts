@@ -77,6 +77,7 @@ describe('help, version and exit codes', () => {
       'export',
       'listen',
       'trigger',
+      'logs',
       'completion',
     ])
       expect(root.stdout).toContain(`  ${command}`);
@@ -457,6 +458,14 @@ describe('settings: flags, variables, profile file', () => {
     expect(complete(['payment-service-sdk', '--profile', 'work', '--env', 'live', 'refund', '--pay'])).toBe('--payment-reference');
     expect(complete(['payment-service-sdk', 'sessions', 'create', '--amount', '2599', '--cu'])).toBe('--currency --custom-reference');
     expect(complete(['payment-service-sdk', '--env', "''"])).toBe('');
+    // The commands and flags of issue 31.
+    expect(complete(['payment-service-sdk', 'sessions', 'pa'])).toBe('pay');
+    expect(complete(['payment-service-sdk', 'logs', ''])).toBe('tail show --help');
+    expect(complete(['payment-service-sdk', 'logs', 'tail', '--i'])).toBe('--idempotency-key');
+    expect(complete(['payment-service-sdk', 'sandbox', 'wa'])).toBe('wait');
+    expect(complete(['payment-service-sdk', 'sandbox', 'wait', '--'])).toBe('--ready-file --timeout --help');
+    expect(complete(['payment-service-sdk', 'modifications', 'list', '--created-'])).toBe('--created-from --created-to');
+    expect(complete(['payment-service-sdk', 'export', 'pos', '--su'])).toBe('--summary');
     expect((await cli(['completion', 'zsh'])).stdout).toContain('bashcompinit');
     expect((await cli(['completion', 'fish'])).code).toBe(2);
   });

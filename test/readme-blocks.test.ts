@@ -6,7 +6,8 @@
  * must print what their comment says (`…` stands for any text).
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script without declarations
@@ -214,4 +215,69 @@ describe('a webhook URL added to a running sandbox, as the README says', () => {
     const listed = await fetch(`${sandbox.info.baseUrl}/_sandbox/webhook-urls`, { headers: { 'x-api-key': sandbox.info.keys.test } });
     expect((await listed.json()).data.urls).toEqual([JSON.parse(request.body).url]);
   });
+});
+
+describe("the README's CI job: its Start the sandbox step, run as written by sh", () => {
+  /** The `run: |` lines of the step named `name` of the In CI section's YAML block. */
+  function stepRun(name: string): string {
+    const start = README.indexOf('\n### In CI\n');
+    const yaml = /```yaml\n([\s\S]*?)```/.exec(README.slice(start))?.[1] ?? '';
+    const step = yaml.split(/^- name: /m).find((part) => part.startsWith(`${name}\n`)) ?? '';
+    const lines = step.split('\n').slice(2);
+    expect(step.split('\n')[1]?.trim(), `step ${name}`).toBe('run: |');
+    return lines.map((line) => line.replace(/^ {4}/, '')).join('\n');
+  }
+
+  /** Runs `script` with sh, `npx payment-service-sdk` being the built bin (a shim first on PATH). */
+  async function sh(script: string, temp: string): Promise<{ code: number | null; stderr: string; ms: number }> {
+    const bin = join(temp, 'bin');
+    mkdirSync(bin);
+    writeFileSync(join(bin, 'npx'), `#!/bin/sh\nshift\nexec '${process.execPath}' '${join(ROOT, 'dist/cli.cjs')}' "$@"\n`, { mode: 0o755 });
+    const started = performance.now();
+    const child = spawn('sh', ['-c', script], {
+      cwd: temp,
+      env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, RUNNER_TEMP: temp },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    // `exit`, not `close`: the step's sandbox keeps running in the background, holding stderr open.
+    const code = await new Promise<number | null>((done) => child.on('exit', done));
+    return { code, stderr, ms: performance.now() - started };
+  }
+
+  it('returns once the sandbox is ready, the ready file there; stopped, the file goes', async () => {
+    const temp = mkdtempSync(join(tmpdir(), 'readme-ci-'));
+    try {
+      const step = stepRun('Start the sandbox');
+      expect(step).toContain('sandbox wait --ready-file "$RUNNER_TEMP/sandbox.json"');
+      const result = await sh(step, temp);
+      expect(result.code, result.stderr).toBe(0);
+      const ready = JSON.parse(readFileSync(join(temp, 'sandbox.json'), 'utf8')) as { baseUrl: string; pid: number };
+      expect((await fetch(`${ready.baseUrl}/_sandbox/clock`, { headers: { 'x-api-key': 'sk_test_sandbox' } })).status).toBe(200);
+      process.kill(ready.pid, 'SIGTERM');
+      for (let polls = 0; polls < 200 && existsSync(join(temp, 'sandbox.json')); polls++) await new Promise((done) => setTimeout(done, 50));
+      expect(existsSync(join(temp, 'sandbox.json'))).toBe(false);
+    } finally {
+      // A failed check above must not leave the step's sandbox running.
+      const left = join(temp, 'sandbox.json');
+      if (existsSync(left)) process.kill((JSON.parse(readFileSync(left, 'utf8')) as { pid: number }).pid, 'SIGKILL');
+      rmSync(temp, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('fails at once, saying why, when the sandbox stops before it is ready (its port in use)', async () => {
+    const temp = mkdtempSync(join(tmpdir(), 'readme-ci-'));
+    try {
+      const port = new URL(sandbox.info.baseUrl).port;
+      const step = stepRun('Start the sandbox').replace('--port 0', `--port ${port}`);
+      const result = await sh(step, temp);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/payment-service-sdk: the sandbox \(pid \d+\) stopped before it was ready: port \d+ is in use/);
+      // Well before the step's 30 s timeout.
+      expect(result.ms).toBeLessThan(25_000);
+    } finally {
+      rmSync(temp, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -107,3 +107,21 @@ export async function findSandbox(settings: {
     return undefined;
   }
 }
+
+/** A command that works against the sandbox only met another address (exit 1): said in one line. */
+export class NotASandboxError extends Error {
+  override name = 'NotASandboxError';
+}
+
+/**
+ * The sandbox at the client's base URL, for a command that has no meaning elsewhere (`sessions pay`,
+ * `logs`): the real service refuses it in one line, {@link NotASandboxError}.
+ */
+export async function sandboxOnly(
+  settings: { baseUrl?: string | undefined; apiKey?: string | undefined; environment?: string | undefined },
+  what: string,
+): Promise<SandboxLink> {
+  const link = await findSandbox(settings);
+  if (!link) throw new NotASandboxError(`${what} works against the sandbox only, and ${settings.baseUrl ?? 'the base URL'} is not one`);
+  return link;
+}

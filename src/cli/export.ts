@@ -14,9 +14,11 @@ import type { Writable } from 'node:stream';
 import { parentPort, Worker, workerData } from 'node:worker_threads';
 import type { Command } from 'commander';
 import { type Paginator, type PaymentClient, PaymentServiceError } from '../index.js';
+import { MODIFICATION_COLUMNS, POS_COLUMNS, SESSION_COLUMNS } from './columns.js';
 import type { Profile } from './config.js';
+import { type CreatedRange, createdHelp, createdRange, inCreatedRange, posDates, type RangeSupport } from './created-range.js';
 import { csvLine, ExitError, type Terminal, terminalSafe, UsageError } from './io.js';
-import { type CommandContext, clientFor, failure as failureOf } from './program.js';
+import { type CommandContext, clientFor, failure as failureOf, type GlobalOptions } from './program.js';
 import { integer } from './sandbox.js';
 
 /** Exit codes after Ctrl-C and SIGTERM: 128 + the signal's number, as a shell reports a process the signal stopped. */
@@ -46,8 +48,10 @@ interface Kind {
   /** What the records are called in messages. */
   noun: string;
   description: string;
-  /** CSV columns, in order: the documented fields of a listing item, `amount` as `amount.value` and `amount.currency`. */
+  /** CSV columns, in order: the record type's, as every CSV of the CLI has them (./columns.ts). */
   columns: readonly string[];
+  /** Where `--created-from/--created-to` apply: the service's own filters, or the CLI on each page. */
+  created: RangeSupport;
   filters: readonly Filter[];
   list(client: PaymentClient, params: Row): Paginator<unknown>;
 }
@@ -57,19 +61,8 @@ const KINDS: readonly Kind[] = [
     name: 'sessions',
     noun: 'sessions',
     description: 'every session of the listing, oldest first',
-    columns: [
-      'sessionId',
-      'status',
-      'amount.value',
-      'amount.currency',
-      'description',
-      'customReference',
-      'isPreAuth',
-      'createdAt',
-      'completedAt',
-      'paymentReference',
-      'paymentStatus',
-    ],
+    columns: SESSION_COLUMNS,
+    created: 'cli',
     filters: [{ flags: '--status <status>', key: 'status', description: 'pending, completed, failed, expired or cancelled' }],
     list: (client, params) => client.sessions.list(params as never),
   },
@@ -77,20 +70,8 @@ const KINDS: readonly Kind[] = [
     name: 'pos',
     noun: 'POS payments',
     description: 'every POS payment of the listing',
-    columns: [
-      'posPaymentId',
-      'paymentReference',
-      'poiId',
-      'amount.value',
-      'amount.currency',
-      'status',
-      'isPreAuth',
-      'pspReference',
-      'errorMessage',
-      'description',
-      'customReference',
-      'createdAt',
-    ],
+    columns: POS_COLUMNS,
+    created: 'service',
     filters: [
       { flags: '--status <status>', key: 'status', description: 'pending, success, failed or timeout' },
       { flags: '--order <order>', key: 'order', description: 'asc or desc' },
@@ -103,19 +84,8 @@ const KINDS: readonly Kind[] = [
     name: 'modifications',
     noun: 'modifications',
     description: 'every refund, capture, cancel and extend of the listing, oldest first',
-    columns: [
-      'operationReference',
-      'operationType',
-      'paymentReference',
-      'sessionId',
-      'status',
-      'requestedAt',
-      'createdAt',
-      'resolvedAt',
-      'amount.value',
-      'amount.currency',
-      'reason',
-    ],
+    columns: MODIFICATION_COLUMNS,
+    created: 'cli',
     filters: [
       { flags: '--type <type>', key: 'type', description: 'refund, capture, cancel or extend' },
       { flags: '--status <status>', key: 'status', description: 'for example pending or success' },
@@ -128,6 +98,9 @@ interface ExportFlags {
   out?: string;
   resume?: string;
   take?: string;
+  createdFrom?: string;
+  createdTo?: string;
+  summary?: string;
   [filter: string]: string | undefined;
 }
 
@@ -137,6 +110,13 @@ function exportFormat(given: string | undefined, out: string | undefined): Expor
   if (given !== 'csv' && given !== 'ndjson')
     throw new UsageError(`export writes csv or ndjson; --format ${given} is not a streaming format`);
   return given;
+}
+
+/** `--summary`: only `json` (one line `{ rows, pages, durationMs }` on stderr at the end), or none. */
+function summaryFormat(given: string | undefined): boolean {
+  if (given === undefined) return false;
+  if (given !== 'json') throw new UsageError(`--summary takes json, got ${given}`);
+  return true;
 }
 
 /** Reads `a.b` of a record: one function per column, made once. */
@@ -172,6 +152,8 @@ interface PageJob {
   settings: Profile;
   params: Row;
   format: ExportFormat;
+  /** The `--created-from/--created-to` range the worker keeps records of, when the listing has no such filter. */
+  created?: CreatedRange | undefined;
 }
 
 /** One page as the worker hands it over: its lines, already formatted, and where the listing goes on. */
@@ -210,12 +192,15 @@ export async function servePages(): Promise<void> {
   const toLines = formatter(job.format, kind.columns);
   const asked = () => new Promise<void>((done) => port.once('message', () => done()));
   try {
+    const keep = job.created ? inCreatedRange(job.created) : undefined;
     for await (const page of kind.list(clientFor(job.settings), job.params).pages()) {
+      const items = keep ? page.items.filter(keep) : page.items;
       const message: RemotePage = {
         type: 'page',
-        chunk: toLines(page.items),
-        count: page.items.length,
-        total: page.total,
+        chunk: toLines(items),
+        count: items.length,
+        // Filtered here, the listing's total is not the export's.
+        total: keep ? undefined : page.total,
         hasMore: page.hasMore,
         cursor: page.cursor,
       };
@@ -387,6 +372,33 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The command that goes on from `cursor`: the same settings, filters, format and output. */
+function resumeCommand(kind: Kind, global: GlobalOptions, format: ExportFormat, flags: ExportFlags, cursor: string): string {
+  const words = [BIN];
+  for (const [flag, value] of [
+    ['--env', global.env],
+    ['--profile', global.profile],
+    ['--base-url', global.baseUrl],
+    ['--webcode', global.webcode],
+  ] as const)
+    if (value !== undefined) words.push(flag, value);
+  words.push('export', kind.name, '--format', format);
+  for (const { flags: spelling, key } of kind.filters) {
+    const value = flags[key];
+    if (value !== undefined) words.push(spelling.split(' ')[0] ?? '', value);
+  }
+  for (const [flag, value] of [
+    ['--created-from', flags.createdFrom],
+    ['--created-to', flags.createdTo],
+    ['--summary', flags.summary],
+    ['--take', flags.take === undefined ? undefined : String(integer('take', flags.take, 1, 100))],
+    ['--out', flags.out],
+  ] as const)
+    if (value !== undefined) words.push(flag, value);
+  words.push('--resume', cursor);
+  return words.map(shellWord).join(' ');
+}
+
 async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags, command: Command): Promise<void> {
   const { terminal } = context;
   const global = context.options(command);
@@ -394,29 +406,11 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
   const take = flags.take === undefined ? 100 : integer('take', flags.take, 1, 100);
   const filters: Row = {};
   for (const { key } of kind.filters) if (flags[key] !== undefined) filters[key] = flags[key];
+  const range = createdRange(flags);
+  if (range && kind.created === 'service') Object.assign(filters, posDates(flags));
+  const summaryJson = summaryFormat(flags.summary);
   // The settings are checked here, so that a missing key is said at once, not by the worker.
   context.client(command);
-
-  /** The command that goes on from `cursor`: the same filters, format and output. */
-  const resumeCommand = (cursor: string) => {
-    const words = [BIN];
-    for (const [flag, value] of [
-      ['--env', global.env],
-      ['--profile', global.profile],
-      ['--base-url', global.baseUrl],
-      ['--webcode', global.webcode],
-    ] as const)
-      if (value !== undefined) words.push(flag, value);
-    words.push('export', kind.name, '--format', format);
-    for (const { flags: spelling, key } of kind.filters) {
-      const value = flags[key];
-      if (value !== undefined) words.push(spelling.split(' ')[0] ?? '', value);
-    }
-    if (flags.take !== undefined) words.push('--take', String(take));
-    if (flags.out !== undefined) words.push('--out', flags.out);
-    words.push('--resume', cursor);
-    return words.map(shellWord).join(' ');
-  };
 
   if (flags.resume !== undefined && flags.out !== undefined) await checkWholeLines(flags.out);
   const where = flags.out === undefined ? 'stdout' : flags.out;
@@ -442,6 +436,7 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
   let output: Output | undefined;
 
   let count = 0;
+  let pages = 0;
   let total: number | undefined;
   /** Where the rest of the listing starts: the cursor after the last page written whole. */
   let cursor: string | null | undefined = flags.resume;
@@ -459,6 +454,7 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
       settings: context.settings(command),
       params: { ...filters, take, ...(flags.resume === undefined ? {} : { cursor: flags.resume }) },
       format,
+      created: kind.created === 'cli' ? range : undefined,
     };
     let header = false;
     const onTerminal = flags.out === undefined && Boolean(terminal.stdout.isTTY);
@@ -479,6 +475,7 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
       // Handed to the stream whole: it reaches the output whether or not the loop goes on.
       const full = !output.stream.write(chunk);
       count += page.count;
+      pages += 1;
       cursor = page.hasMore ? page.cursor : null;
       if (full && stopping === undefined && outputError === undefined) await drained(output.stream, controller.signal);
       if (stopping !== undefined || outputError !== undefined) break;
@@ -504,16 +501,21 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
   process.off('SIGTERM', onSignal);
 
   const summary = `${number(count)} ${kind.noun} in ${seconds().toFixed(1)} s (${number(count / Math.max(seconds(), 0.001))} rows/s)`;
+  // `--summary json`: the export's last line on stderr, whatever its end (a failure's message follows it).
+  const json = summaryJson ? `${JSON.stringify({ rows: count, pages, durationMs: Math.round(performance.now() - started) })}\n` : '';
   const resume =
-    cursor === undefined || cursor === null ? 'Run the same command again to start over.' : `Resume with: ${resumeCommand(cursor)}`;
+    cursor === undefined || cursor === null
+      ? 'Run the same command again to start over.'
+      : `Resume with: ${resumeCommand(kind, global, format, flags, cursor)}`;
   if (complete && failure === undefined) {
-    terminal.stderr.write(`Exported ${summary} to ${where}.\n`);
+    terminal.stderr.write(json === '' ? `Exported ${summary} to ${where}.\n` : json);
     return;
   }
   if (stopping !== undefined) {
-    await new Promise<void>((done) => terminal.stderr.write(`Interrupted after ${summary}. ${resume}\n`, () => done()));
+    await new Promise<void>((done) => terminal.stderr.write(`Interrupted after ${summary}. ${resume}\n${json}`, () => done()));
     process.exit(INTERRUPTED[stopping] ?? 1);
   }
+  if (json !== '') terminal.stderr.write(json);
   if (outputError !== undefined) throw new Error(`could not write to ${where} (${errorText(outputError)}) after ${summary}. ${resume}`);
   // Nothing written: the same command starts at the same place; the error as it is (a usage mistake exits 2).
   if (count === 0) throw failure;
@@ -533,9 +535,15 @@ export function registerExport(program: Command, context: CommandContext): void 
       .option('--resume <cursor>', 'start at this cursor, as printed by an interrupted export; no CSV header unless the file is empty')
       .option('--take <n>', 'page size, 1 to 100 (default 100)');
     for (const filter of kind.filters) command.option(filter.flags, filter.description);
+    const created = createdHelp(kind.created);
+    command
+      .option('--created-from <date>', created.from)
+      .option('--created-to <date>', created.to)
+      .option('--summary <format>', 'json: end with one JSON line { rows, pages, durationMs } on stderr instead of the summary sentence');
     command.addHelpText(
       'after',
-      '\nFormat: --format csv or ndjson; default CSV when --out ends in .csv, else NDJSON. Data on stdout or in --out,\n' +
+      `\n${created.note}\n` +
+        'Format: --format csv or ndjson; default CSV when --out ends in .csv, else NDJSON. Data on stdout or in --out,\n' +
         'progress and the summary on stderr. Exit 0 when complete, 1 on a failure (with the cursor to resume from), 130 on Ctrl-C.\n',
     );
     command.action((flags: ExportFlags, self: Command) => runExport(kind, context, flags, self));

@@ -6,6 +6,7 @@
 import { isPageWorker, registerExport, servePages } from './export.js';
 import { BROKEN_PIPE, processTerminal, terminalSafe } from './io.js';
 import { registerListen } from './listen.js';
+import { registerLogs } from './logs.js';
 import { run } from './program.js';
 import { registerTrigger } from './trigger.js';
 
@@ -16,7 +17,7 @@ function main(): void {
     if (process.stdout.listenerCount('error') === 1) process.exit(BROKEN_PIPE);
   });
 
-  run(process.argv.slice(2), processTerminal(), [registerExport, registerListen, registerTrigger]).then(
+  run(process.argv.slice(2), processTerminal(), [registerExport, registerListen, registerTrigger, registerLogs]).then(
     (code) => {
       // A server (sandbox, listen) keeps running; anything else ends with its code.
       process.exitCode = code;

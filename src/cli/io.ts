@@ -182,8 +182,27 @@ export function table(cells: string[][], columns: string[], color: boolean): str
   return `${paint(color, 1, line(heads))}\n${cells.map(line).join('\n')}\n`;
 }
 
+/**
+ * How the columns of CSV are chosen: `seen` the rows' fields, `preferred` first; `declared` every
+ * preferred column (a record type's, empty where absent), then the rows' other fields; `only` the
+ * preferred columns alone, as `export` writes them, so that a listing's CSV has one header.
+ */
+export type CsvColumns = 'seen' | 'declared' | 'only';
+
+function csvColumnsOf(rows: Row[], preferred: readonly string[], mode: CsvColumns): string[] {
+  if (mode === 'seen') return columnsOf(rows, preferred);
+  if (mode === 'only') return [...preferred];
+  return [...preferred, ...columnsOf(rows).filter((column) => !preferred.includes(column))];
+}
+
 /** Writes a list of records in `format` to stdout. */
-export function writeRecords(terminal: Terminal, format: Format, records: unknown[], preferred: readonly string[] = []): void {
+export function writeRecords(
+  terminal: Terminal,
+  format: Format,
+  records: unknown[],
+  preferred: readonly string[] = [],
+  csv: CsvColumns = 'seen',
+): void {
   const out = terminal.stdout;
   if (format === 'json') {
     out.write(`${safeJson(records, 2)}\n`);
@@ -194,7 +213,7 @@ export function writeRecords(terminal: Terminal, format: Format, records: unknow
     return;
   }
   const rows = records.map((record) => flatten(record));
-  const columns = columnsOf(rows, preferred);
+  const columns = format === 'csv' ? csvColumnsOf(rows, preferred, csv) : columnsOf(rows, preferred);
   if (format === 'csv') {
     const tty = Boolean(out.isTTY);
     out.write(csvLine(columns, tty));
@@ -211,14 +230,14 @@ export function writeRecords(terminal: Terminal, format: Format, records: unknow
   out.write(table(cells, columns, useColor(terminal, out)));
 }
 
-/** Writes one record: a two-column table (field, value), or the record in the data formats. */
-export function writeRecord(terminal: Terminal, format: Format, record: unknown): void {
+/** Writes one record: a two-column table (field, value), or the record in the data formats (CSV: the `declared` columns of its type first). */
+export function writeRecord(terminal: Terminal, format: Format, record: unknown, declared: readonly string[] = []): void {
   if (format === 'json') {
     terminal.stdout.write(`${safeJson(record, 2)}\n`);
     return;
   }
   if (format !== 'table') {
-    writeRecords(terminal, format, [record]);
+    writeRecords(terminal, format, [record], declared, declared.length > 0 ? 'declared' : 'seen');
     return;
   }
   const cells = Object.entries(flatten(record)).map(([field, value]) => [terminalSafe(field), tableCell(field, value)]);

@@ -18,8 +18,11 @@ import {
 } from '../index.js';
 import { VERSION } from '../version.js';
 import { parseAmount } from './amount.js';
+import { MODIFICATION_COLUMNS, POS_COLUMNS, SESSION_COLUMNS } from './columns.js';
 import { completionScript } from './completion.js';
 import { configPath, mask, PROFILE_KEYS, type Profile, profileKey, readConfig, resolveSettings, writeConfig } from './config.js';
+import { sandboxOnly } from './control.js';
+import { createdOptions, createdRange, inCreatedRange, posDates } from './created-range.js';
 import {
   EXIT,
   EXIT_CODES_HELP,
@@ -149,21 +152,35 @@ const keyOption = () => new Option('--idempotency-key <key>', 'Idempotency-Key o
 /** Listing commands stop here unless `--limit` or `--all` says otherwise. */
 const DEFAULT_LIMIT = 100;
 
-/** Items of a listing, up to `--limit` (default 100) or all with `--all`; a cut list says so on stderr, with the total. */
-async function collect<T>(terminal: Terminal, paginator: Paginator<T>, flags: { limit?: number; all?: boolean }): Promise<T[]> {
+/**
+ * Items of a listing, up to `--limit` (default 100) or all with `--all`; a cut list says so on stderr,
+ * with the total. `keep` drops the items a filter of the CLI's own refuses (the total is then unknown).
+ */
+async function collect<T>(
+  terminal: Terminal,
+  paginator: Paginator<T>,
+  flags: { limit?: number; all?: boolean },
+  keep?: (item: T) => boolean,
+): Promise<T[]> {
   const limit = flags.all ? Number.POSITIVE_INFINITY : (flags.limit ?? DEFAULT_LIMIT);
   const items: T[] = [];
   for await (const page of paginator.pages()) {
-    items.push(...page.items);
+    items.push(...(keep ? page.items.filter(keep) : page.items));
     if (items.length < limit) continue;
     if (items.length > limit || page.hasMore) {
-      const total = Math.max(page.total, items.length);
+      const of = keep ? '' : ` of ${Math.max(page.total, items.length)}`;
       const limitFlag = flags.limit === undefined ? `--limit, default ${DEFAULT_LIMIT}` : '--limit';
-      say(terminal, `showing ${limit} of ${total} (${limitFlag}); --all shows every one`);
+      say(terminal, `showing ${limit}${of} (${limitFlag}); --all shows every one`);
     }
     return items.slice(0, limit);
   }
   return items;
+}
+
+/** The `--created-from/--created-to` range of a listing the CLI filters itself: the predicate, or none. */
+function createdKeep(flags: { createdFrom?: string; createdTo?: string }): ((item: unknown) => boolean) | undefined {
+  const range = createdRange(flags);
+  return range ? inCreatedRange(range) : undefined;
 }
 
 function listingOptions(command: Command): Command {
@@ -176,10 +193,11 @@ function listingOptions(command: Command): Command {
 /**
  * Wraps an action with its output: the record(s) it returns are written in the chosen format, then
  * `verdict` may end the command with another exit code (a declined payment still prints its record).
+ * `columns` orders tables and CSV; a record type's ({@link RECORD_COLUMNS}) are the whole CSV of a listing.
  */
 function output<T>(
   context: CommandContext,
-  preferred: readonly string[],
+  columns: readonly string[],
   run: (command: Command, ...args: string[]) => Promise<T>,
   verdict?: (result: T) => void,
 ) {
@@ -188,8 +206,10 @@ function output<T>(
     const positional = args.slice(0, -2).filter((arg): arg is string => typeof arg === 'string');
     const format = context.format(command);
     const result = await run(command, ...positional);
-    if (Array.isArray(result)) writeRecords(context.terminal, format, result, preferred);
-    else writeRecord(context.terminal, format, result);
+    // A record type's columns (a listing of one) are its CSV's, whole; other lists show the columns first.
+    const declared = Object.values(RECORD_COLUMNS).includes(columns as never);
+    if (Array.isArray(result)) writeRecords(context.terminal, format, result, columns, declared ? 'only' : 'seen');
+    else writeRecord(context.terminal, format, result, declared ? columns : []);
     verdict?.(result);
   };
 }
@@ -210,9 +230,26 @@ function unknownOutcome(posPaymentId: string | undefined, status: string): strin
   );
 }
 
-const SESSION_COLUMNS = ['sessionId', 'status', 'amount.value', 'amount.currency', 'paymentReference', 'customReference', 'createdAt'];
-const POS_COLUMNS = ['posPaymentId', 'status', 'amount.value', 'amount.currency', 'poiId', 'customReference', 'createdAt'];
-const MODIFICATION_COLUMNS = ['operationReference', 'operationType', 'status', 'amount.value', 'amount.currency', 'paymentReference'];
+const SESSIONS_PAY_HELP = [
+  'The holder name picks the outcome, as on the hosted page (case-insensitive): any other name pays;',
+  'DECLINED, CARD_EXPIRED, INVALID_CARD, NOT_ENOUGH_BALANCE, CVC_DECLINED and FRAUD decline; ERROR is a',
+  'processor error. Through the control API of the sandbox; against the real service it exits 1.',
+  '',
+  'Example: payment-service-sdk sessions pay 4f1c... --holder DECLINED',
+].join('\n');
+
+const RECORD_COLUMNS = { SESSION_COLUMNS, POS_COLUMNS, MODIFICATION_COLUMNS };
+/** A write's acknowledgement (not a modification record: no listing has it), its fields first where present. */
+const ACKNOWLEDGEMENT_COLUMNS = [
+  'refundReference',
+  'captureReference',
+  'cancelReference',
+  'paymentReference',
+  'status',
+  'amount.value',
+  'amount.currency',
+  'createdAt',
+];
 
 /** A spinner on stderr while the terminal waits (a terminal only: a script's stderr gets no frames). */
 export function spinner(terminal: Terminal, text: string): () => void {
@@ -239,7 +276,7 @@ function posFailure(context: CommandContext, command: Command, error: unknown, p
     );
   }
   if (error instanceof PosPaymentPendingError) {
-    if (error.lastKnown) writeRecord(context.terminal, context.format(command), error.lastKnown);
+    if (error.lastKnown) writeRecord(context.terminal, context.format(command), error.lastKnown, POS_COLUMNS);
     return new ExitError(unknownOutcome(error.posPaymentId, error.lastKnown?.status ?? 'pending'), EXIT.outcomeUnknown);
   }
   return error;
@@ -286,21 +323,43 @@ function registerResources(program: Command, context: CommandContext): void {
     .command('get <sessionId>')
     .description('a session, with its payment once paid')
     .action(output(context, SESSION_COLUMNS, (command, sessionId) => context.client(command).sessions.retrieve(sessionId ?? '')));
-  listingOptions(
+  const sessionList = listingOptions(
     sessions
       .command('list')
       .description('sessions, oldest first')
       .option('--status <status>', 'pending, completed, failed, expired or cancelled'),
-  ).action(
+  );
+  createdOptions(sessionList, 'cli').action(
     output(context, SESSION_COLUMNS, (command) => {
       const flags = command.opts();
+      const keep = createdKeep(flags);
       return collect(
         context.terminal,
         context.client(command).sessions.list(params({ status: flags.status, take: flags.take }) as never),
         flags,
+        keep,
       );
     }),
   );
+  sessions
+    .command('pay <sessionId>')
+    .description('pay a pending session as the hosted page would (sandbox only); prints the session')
+    .option('--holder <name>', 'cardholder name, which picks the outcome: DECLINED, FRAUD, ERROR... (default: a name that pays)')
+    .addHelpText('after', `\n${SESSIONS_PAY_HELP}`)
+    .action(
+      output(context, SESSION_COLUMNS, async (command, sessionId = '') => {
+        const holder: string | undefined = command.opts().holder;
+        if (holder !== undefined && holder.trim().length < 3) throw new UsageError('--holder must have at least 3 characters');
+        const client = context.client(command);
+        const sandbox = await sandboxOnly(context.settings(command), 'sessions pay');
+        await sandbox.request(
+          'POST',
+          `${sandbox.environment}/sessions/${encodeURIComponent(sessionId)}/pay`,
+          params({ holderName: holder }),
+        );
+        return client.sessions.retrieve(sessionId);
+      }),
+    );
   sessions
     .command('modifications <sessionId>')
     .description("the refunds, captures and cancels of a session's payment")
@@ -352,15 +411,16 @@ function registerResources(program: Command, context: CommandContext): void {
         posVerdict,
       ),
     );
-  listingOptions(
+  const posList = listingOptions(
     pos
       .command('list')
       .description('POS payments')
       .option('--status <status>', 'pending, success, failed or timeout')
       .option('--order <order>', 'asc or desc')
-      .option('--created-at-start <time>', 'from this time (YYYY-MM-DD HH:MM:SS, UTC)')
-      .option('--created-at-end <time>', 'up to this time'),
-  ).action(
+      .option('--created-at-start <time>', 'from this time (YYYY-MM-DD HH:MM:SS, UTC), sent as it is')
+      .option('--created-at-end <time>', 'up to this time, sent as it is'),
+  );
+  createdOptions(posList, 'service').action(
     output(context, POS_COLUMNS, (command) => {
       const flags = command.opts();
       const query = params({
@@ -368,6 +428,7 @@ function registerResources(program: Command, context: CommandContext): void {
         order: flags.order,
         createdAtStart: flags.createdAtStart,
         createdAtEnd: flags.createdAtEnd,
+        ...posDates(flags),
         take: flags.take,
       });
       return collect(context.terminal, context.client(command).pos.list(query as never), flags);
@@ -386,7 +447,7 @@ function registerResources(program: Command, context: CommandContext): void {
     if (withAmount) command.addOption(amountOption()).option('--currency <code>', 'EUR, GBP or USD (with --amount)', 'EUR');
     if (name === 'refund') command.option('--reason <text>', 'why');
     command.addOption(keyOption()).action(
-      output(context, MODIFICATION_COLUMNS, async (self) => {
+      output(context, ACKNOWLEDGEMENT_COLUMNS, async (self) => {
         const flags = self.opts();
         const amount = flags.amount === undefined ? undefined : parseAmount(flags.amount, '--amount', flags.currency);
         await context.confirmLive(self, `A ${name} of ${flags.paymentReference}`);
@@ -405,19 +466,22 @@ function registerResources(program: Command, context: CommandContext): void {
   modify('extend', 'keep a pre-authorisation reserved longer', false);
 
   const modifications = program.command('modifications').description('refunds, captures, cancels and extends of every payment');
-  listingOptions(
+  const modificationList = listingOptions(
     modifications
       .command('list')
       .description('modifications, oldest first')
       .option('--type <type>', 'refund, capture, cancel or extend')
       .option('--status <status>', 'for example pending or success'),
-  ).action(
+  );
+  createdOptions(modificationList, 'cli').action(
     output(context, MODIFICATION_COLUMNS, (command) => {
       const flags = command.opts();
+      const keep = createdKeep(flags);
       return collect(
         context.terminal,
         context.client(command).modifications.list(params({ type: flags.type, status: flags.status, take: flags.take }) as never),
         flags,
+        keep,
       );
     }),
   );

@@ -5,14 +5,16 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { hostName, isLoopbackName, publicOrigin } from '../sandbox/http/access.js';
 import { createSandbox, type Sandbox, type SandboxOptions, type WebhookAttemptReport } from '../sandbox/index.js';
 import { checkStore } from '../sandbox/store.js';
 import { addFaultRules, readFaultsFile } from './faults-file.js';
 import { EXIT, ExitError, httpUrl, type Terminal, UsageError } from './io.js';
-import { prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
+import { markStartFailed, prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
 import { describeVariables, withVariables } from './sandbox-env.js';
+import { registerSandboxWait } from './sandbox-wait.js';
 
 export function integer(name: string, value: string, min: number, max: number): number {
   const number = Number(value);
@@ -187,7 +189,9 @@ function sandboxOptions(flags: SandboxFlags, exposed: boolean, dashboardToken: s
 function stopOnSignals(instance: Sandbox, terminal: Terminal, readyFile: string | undefined): void {
   const stop = (signal: NodeJS.Signals) => {
     const started = performance.now();
-    if (readyFile) removeReadyFile(readyFile);
+    // Stopped before it was ready: the waiter is told so, rather than left to its timeout.
+    if (readyFile && !existsSync(readyFile)) markStartFailed(readyFile, `stopped by ${signal}`);
+    else if (readyFile) removeReadyFile(readyFile);
     const took = () => `${Math.round(performance.now() - started)} ms`;
     setTimeout(() => {
       terminal.stderr.write(
@@ -288,63 +292,75 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
     .option('--seed <n>', "seed of the sandbox's randomness: tokens, references, delays, fault rules' probability (default 1)")
     .option('--faults <file>', 'add the fault rules of FILE (a JSON array, the shape of POST /_sandbox/faults) at start');
   describeVariables(command);
+  registerSandboxWait(command, terminal);
   command.action(async (own: SandboxFlags, self: Command) => {
     // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
     const given: SandboxFlags = { ...own, webcode: own.webcode ?? self.optsWithGlobals<{ webcode?: string }>().webcode };
     const flags = withVariables(self, given, terminal.env, REPEATABLE);
     if (flags.check) return check(flags.dataDir, terminal);
-    for (const name of ['testKey', 'liveKey', 'testSecret', 'liveSecret'] as const)
-      if (flags[name] === '') throw new UsageError(`--${name.replace(/[A-Z]/, (letter) => `-${letter.toLowerCase()}`)} must not be empty`);
-    const port = integer('port', flags.port, 0, 65_535);
-    const faultRules = flags.faults === undefined ? [] : readFaultsFile(flags.faults);
-    // Beyond loopback the well-known keys and an open dashboard would face the network, unless it is declared the user's own.
-    const exposed = !isLoopbackHost(flags.host) && flags.trustedNetwork !== true;
-    const dashboardToken = exposed ? secret('') : undefined;
-    const options = sandboxOptions(flags, exposed, dashboardToken);
-    restartWithSmallYoungGeneration(self);
+    // From here a waiter (`sandbox wait`) learns the pid, and why the sandbox stopped if it does before it is ready.
     const readyFile = flags.readyFile === undefined ? undefined : prepareReadyFile(flags.readyFile);
-    const instance: Sandbox = createSandbox({
-      ...options,
-      onWebhookAttempt: (report) => {
-        const line = failedAttemptLine(report, instance.clock.now());
-        if (line) terminal.stderr.write(`${line}\n`);
-      },
-    });
     try {
-      addFaultRules(instance.faults, faultRules, flags.faults ?? '');
+      await serve(flags, self, terminal, readyFile);
+    } catch (error) {
+      if (readyFile && !existsSync(readyFile)) markStartFailed(readyFile, error instanceof Error ? error.message : String(error));
+      throw error;
+    }
+  });
+}
+
+/** Starts the sandbox of `flags` and runs until a signal stops it. */
+async function serve(flags: SandboxFlags, self: Command, terminal: Terminal, readyFile: string | undefined): Promise<never> {
+  for (const name of ['testKey', 'liveKey', 'testSecret', 'liveSecret'] as const)
+    if (flags[name] === '') throw new UsageError(`--${name.replace(/[A-Z]/, (letter) => `-${letter.toLowerCase()}`)} must not be empty`);
+  const port = integer('port', flags.port, 0, 65_535);
+  const faultRules = flags.faults === undefined ? [] : readFaultsFile(flags.faults);
+  // Beyond loopback the well-known keys and an open dashboard would face the network, unless it is declared the user's own.
+  const exposed = !isLoopbackHost(flags.host) && flags.trustedNetwork !== true;
+  const dashboardToken = exposed ? secret('') : undefined;
+  const options = sandboxOptions(flags, exposed, dashboardToken);
+  restartWithSmallYoungGeneration(self);
+  const instance: Sandbox = createSandbox({
+    ...options,
+    onWebhookAttempt: (report) => {
+      const line = failedAttemptLine(report, instance.clock.now());
+      if (line) terminal.stderr.write(`${line}\n`);
+    },
+  });
+  try {
+    addFaultRules(instance.faults, faultRules, flags.faults ?? '');
+  } catch (error) {
+    await instance.close();
+    throw error;
+  }
+  if (flags.reset) {
+    await instance.reset();
+    for (const made of instance.tenants()) await instance.removeTenant(made.webcode);
+  }
+  // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
+  stopOnSignals(instance, terminal, readyFile);
+  const { baseUrl } = await instance.listen({ port, host: flags.host }).catch(async (error: NodeJS.ErrnoException) => {
+    await instance.close();
+    if (error.code === 'EADDRINUSE') throw new ExitError(`port ${port} is in use: pick another with --port`, EXIT.failure);
+    throw error;
+  });
+  const dashboardUrl = `${baseUrl}/${dashboardToken === undefined ? '' : `?token=${dashboardToken}`}`;
+  const announced = { baseUrl, webcode: instance.webcode, keys: instance.keys, clientSecrets: instance.clientSecrets };
+  if (readyFile) {
+    try {
+      writeReadyFile(readyFile, { ...announced, dashboardUrl, pid: process.pid });
     } catch (error) {
       await instance.close();
       throw error;
     }
-    if (flags.reset) {
-      await instance.reset();
-      for (const made of instance.tenants()) await instance.removeTenant(made.webcode);
-    }
-    // Ready to stop before the JSON line announces the server: a caller may signal as soon as it reads it.
-    stopOnSignals(instance, terminal, readyFile);
-    const { baseUrl } = await instance.listen({ port, host: flags.host }).catch(async (error: NodeJS.ErrnoException) => {
-      await instance.close();
-      if (error.code === 'EADDRINUSE') throw new ExitError(`port ${port} is in use: pick another with --port`, EXIT.failure);
-      throw error;
-    });
-    const dashboardUrl = `${baseUrl}/${dashboardToken === undefined ? '' : `?token=${dashboardToken}`}`;
-    const announced = { baseUrl, webcode: instance.webcode, keys: instance.keys, clientSecrets: instance.clientSecrets };
-    if (readyFile) {
-      try {
-        writeReadyFile(readyFile, { ...announced, dashboardUrl, pid: process.pid });
-      } catch (error) {
-        await instance.close();
-        throw error;
-      }
-      // However the process ends from here, the file must not outlive the sandbox it describes.
-      process.once('exit', () => removeReadyFile(readyFile));
-    }
-    terminal.stdout.write(`${JSON.stringify(announced)}\n`);
-    terminal.stderr.write(
-      banner(flags, instance, { where: listening(flags, baseUrl, port), dashboardUrl, faultRules: faultRules.length, exposed }),
-    );
-    if (flags.open) openInBrowser(dashboardUrl, terminal);
-    // Runs until a signal stops it.
-    await new Promise<never>(() => {});
-  });
+    // However the process ends from here, the file must not outlive the sandbox it describes.
+    process.once('exit', () => removeReadyFile(readyFile));
+  }
+  terminal.stdout.write(`${JSON.stringify(announced)}\n`);
+  terminal.stderr.write(
+    banner(flags, instance, { where: listening(flags, baseUrl, port), dashboardUrl, faultRules: faultRules.length, exposed }),
+  );
+  if (flags.open) openInBrowser(dashboardUrl, terminal);
+  // Runs until a signal stops it.
+  return await new Promise<never>(() => {});
 }

@@ -15,6 +15,7 @@ import { parseAmount } from './amount.js';
 import { findSandbox, type SandboxLink } from './control.js';
 import type { TouchedRecord } from './fixture/actions.js';
 import { loadFixture } from './fixture/file.js';
+import { STDIN } from './fixture/read.js';
 import { runFixture } from './fixture/run.js';
 import { type Format, UsageError, writeRecords } from './io.js';
 import { type CommandContext, spinner } from './program.js';
@@ -464,6 +465,14 @@ async function triggerFixture(context: CommandContext, command: Command, file: s
   if (failure) throw failure;
 }
 
+/** `--fixture -` needs standard input to itself, and piped: a terminal would wait for a file typed in. */
+function stdinFree(context: CommandContext, command: Command): void {
+  if (context.options(command).apiKey === STDIN)
+    throw new UsageError('--fixture - and --api-key - both read standard input: give the key another way (--api-key-file)');
+  if (context.terminal.stdin.isTTY)
+    throw new UsageError('--fixture - reads the fixture from standard input, which is a terminal: pipe it in');
+}
+
 function collect(value: string, all: string[] = []): string[] {
   return [...all, value];
 }
@@ -475,7 +484,7 @@ export function registerTrigger(program: Command, context: CommandContext): void
     .addArgument(new Argument('[scenario]', 'what to produce').choices(TRIGGER_SCENARIOS))
     .option('--param <key=value>', 'set a parameter of the scenario (repeatable); see below', collect)
     .option('--holder <name>', 'cardholder name of payment.declined, which picks the decline')
-    .option('--fixture <file>', 'run the steps of a fixture file (JSON) instead of a scenario; see below')
+    .option('--fixture <file>', 'run the steps of a fixture file (JSON; - reads standard input) instead of a scenario; see below')
     .option('--override <step.field=value>', 'set a field of a fixture step (repeatable): session.amount.value=2500', collect)
     .addHelpText('after', `${scenarioHelp()}\n${FIXTURE_HELP}`)
     .action(
@@ -487,6 +496,7 @@ export function registerTrigger(program: Command, context: CommandContext): void
         if (flags.fixture !== undefined) {
           const mixed = name ?? (flags.param ? '--param' : flags.holder !== undefined ? '--holder' : undefined);
           if (mixed !== undefined) throw new UsageError(`--fixture runs a file instead of a scenario: drop ${mixed}`);
+          if (flags.fixture === STDIN) stdinFree(context, command);
           await triggerFixture(context, command, flags.fixture, flags.override ?? []);
           return;
         }
