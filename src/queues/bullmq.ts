@@ -6,6 +6,15 @@ import { type ConnectionOptions, Queue, Worker } from 'bullmq';
 import type { FollowUpJob, FollowUpQueue } from '../follow-ups/queue.js';
 import { milliseconds, optionsObject, queueName, scheduleArguments, startArguments, UNLIMITED_RETRIES } from './options.js';
 
+/**
+ * What BullMQ 6 takes as its `connection`: the app's connected node-redis 5/6 client or ioredis
+ * instance (anything with `connect` and `duplicate`), or ioredis connection options. Declared here
+ * so that the package's types do not need `bullmq`'s.
+ */
+export type BullMqConnection =
+  | { connect(): unknown; duplicate(): unknown }
+  | { url?: string; host?: string; port?: number; db?: number; username?: string; password?: string; [option: string]: unknown };
+
 /** Options of {@link bullMqFollowUpQueue}. */
 export interface BullMqFollowUpQueueOptions {
   /** The BullMQ queue's name (letters, digits, `_`, `-`, `.`, `/`). Default `payment-follow-ups`. */
@@ -70,12 +79,12 @@ export function bullMqJobId(jobId: string): string {
  *
  * Throws a TypeError naming the option at fault for a missing connection or a bad option.
  */
-export function bullMqFollowUpQueue(connection: ConnectionOptions, options?: BullMqFollowUpQueueOptions): FollowUpQueue {
+export function bullMqFollowUpQueue(connection: BullMqConnection, options?: BullMqFollowUpQueueOptions): FollowUpQueue {
   if (connection === null || typeof connection !== 'object') {
     throw new TypeError(`${FN} needs what BullMQ takes as connection: a connected node-redis client, an ioredis instance or options`);
   }
   const settings = bullMqSettings(optionsObject(FN, options));
-  const base = { connection, ...(settings.prefix === undefined ? {} : { prefix: settings.prefix }) };
+  const base = { connection: connection as ConnectionOptions, ...(settings.prefix === undefined ? {} : { prefix: settings.prefix }) };
   // On the app's client, BullMQ 6.7 leaves listeners on it for each Queue or Worker, even closed:
   // one Queue for the queue object's life, closed by stop() only when it opened a connection of its own.
   const sharedClient = typeof (connection as { duplicate?: unknown }).duplicate === 'function';
