@@ -14,6 +14,7 @@ import { build } from 'esbuild';
 import ky from 'ky';
 import { decodeRedirectData, PaymentClient, parseWebhook } from '../dist/index.mjs';
 import { containerSection, printContainer } from './container.mjs';
+import { followUpQueueSection, printFollowUpQueues } from './follow-ups.mjs';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12);
 const CALLS_PER_BLOCK = Number(process.env.BENCH_CALLS ?? 200);
@@ -53,11 +54,11 @@ const EXPORT_TARGETS = { rowsPerSecond: 5_000, rssRangeMB: 50 };
 const WEBHOOK_STORE_OPS = Number(process.env.BENCH_WEBHOOK_STORE_OPS ?? 2_000);
 const WEBHOOK_STORE_TARGETS_MS = { memory: 0.05, sqlite: 1, postgres: 2, redis: 2 };
 /**
- * `BENCH_ONLY=export`, `store`, `webhook-stores` or `container`: that section alone (none
+ * `BENCH_ONLY=export`, `store`, `webhook-stores`, `container` or `follow-ups`: that section alone (none
  * needs the peer SDKs of bench/node_modules).
  */
 const ONLY = process.env.BENCH_ONLY;
-const SECTIONS = ['export', 'store', 'webhook-stores', 'container'];
+const SECTIONS = ['export', 'store', 'webhook-stores', 'container', 'follow-ups'];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
@@ -230,11 +231,31 @@ if (ONLY === 'store') {
 if (ONLY === 'webhook-stores') {
   server.kill();
   results.webhookStores = await webhookStoreSection();
+  {
+    const servers = webhookStoreServers();
+    try {
+      results.followUpQueues = await followUpQueueSection(servers);
+    } finally {
+      servers.stop();
+    }
+  }
   // The sandbox's container image: start to first answer, stop, size (bench/container.mjs).
   results.container = await containerSection();
   printWebhookStores(results.webhookStores);
   printContainer(results.container, table);
   console.log('\nBENCH_ONLY=webhook-stores: bench/results.json left as it was.');
+  process.exit(process.exitCode ?? 0);
+}
+if (ONLY === 'follow-ups') {
+  server.kill();
+  const servers = webhookStoreServers();
+  try {
+    results.followUpQueues = await followUpQueueSection(servers);
+  } finally {
+    servers.stop();
+  }
+  printFollowUpQueues(results.followUpQueues, table);
+  console.log('\nBENCH_ONLY=follow-ups: bench/results.json left as it was.');
   process.exit(process.exitCode ?? 0);
 }
 if (ONLY === 'container') {
@@ -862,6 +883,14 @@ async function webhookStoreSection() {
   }
 }
 results.webhookStores = await webhookStoreSection();
+{
+  const servers = webhookStoreServers();
+  try {
+    results.followUpQueues = await followUpQueueSection(servers);
+  } finally {
+    servers.stop();
+  }
+}
 
 // Helpers: operations per second.
 const head = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url');
@@ -1238,6 +1267,7 @@ function printCliExport(cliExport) {
 }
 printCliExport(results.cliExport);
 printWebhookStores(results.webhookStores);
+printFollowUpQueues(results.followUpQueues, table);
 
 const { bundle } = results;
 table(

@@ -15,14 +15,33 @@ export interface PgBossLike {
   createQueue(name: string, options?: PgBossQueueSettings): Promise<void>;
   /** Stores a job; resolves to null when a job with the same `id` exists. */
   send(name: string, data: object, options: PgBossQueueSettings & { id: string; startAfter: Date }): Promise<string | null>;
-  /** Starts `localConcurrency` workers polling the queue; resolves to the work id `offWork` takes. */
+  /**
+   * Starts a worker that fetches up to `batchSize` due jobs at a time (again at once while batches
+   * come back full) and settles each job by the handler's result for it; resolves to the work id.
+   */
   work(
     name: string,
-    options: { localConcurrency: number; batchSize: 1; pollingIntervalSeconds: number },
-    handler: (jobs: { id: string; data: object }[]) => Promise<unknown>,
+    options: PgBossWorkOptions,
+    handler: (jobs: { id: string; data: object }[]) => Promise<PgBossJobResult[]>,
   ): Promise<string>;
   /** Stops the workers of one `work` call; with `wait`, once their jobs in hand have finished. */
   offWork(name: string, options: { id: string; wait: true }): Promise<void>;
+}
+
+/** How the queue runs its pg-boss worker: `concurrency` jobs per fetch, each settled on its own. */
+export interface PgBossWorkOptions {
+  batchSize: number;
+  localConcurrency: 1;
+  pollingIntervalSeconds: number;
+  burstWhenBatchFull: true;
+  perJobResults: true;
+}
+
+/** The outcome of one job of a batch: `failed` runs it again later (pg-boss retries). */
+export interface PgBossJobResult {
+  id: string;
+  status: 'completed' | 'failed';
+  output?: { message: string };
 }
 
 /** The pg-boss job settings the queue sets on each job (and on the queue when it creates it). */
@@ -120,10 +139,17 @@ export function pgBossFollowUpQueue(boss: PgBossLike, options?: PgBossFollowUpQu
       const concurrency = startArguments(FN, handler, startOptions);
       if (workId !== undefined) throw new TypeError(`${FN}: start was called twice without stop`);
       await ensureQueue();
-      workId = await boss.work(name, { localConcurrency: concurrency, batchSize: 1, pollingIntervalSeconds }, async (jobs) => {
-        // batchSize 1: one job per call, thrown errors fail (and retry) that job only
-        for (const job of jobs) await handler(job.data as FollowUpJob);
-      });
+      // One worker fetching `concurrency` jobs at a time, rather than `concurrency` workers fetching
+      // one each: pg-boss polls each worker at its interval, so that would run at most
+      // `concurrency` jobs per interval; a full batch is fetched again at once.
+      const work: PgBossWorkOptions = {
+        batchSize: concurrency,
+        localConcurrency: 1,
+        pollingIntervalSeconds,
+        burstWhenBatchFull: true,
+        perJobResults: true,
+      };
+      workId = await boss.work(name, work, (jobs) => Promise.all(jobs.map((job) => runJob(handler, job))));
     },
     async stop() {
       const id = workId;
@@ -131,6 +157,16 @@ export function pgBossFollowUpQueue(boss: PgBossLike, options?: PgBossFollowUpQu
       if (id !== undefined) await boss.offWork(name, { id, wait: true });
     },
   };
+}
+
+/** Runs one job of a batch: a handler that throws fails that job only, which pg-boss retries. */
+async function runJob(handler: (job: FollowUpJob) => Promise<void>, job: { id: string; data: object }): Promise<PgBossJobResult> {
+  try {
+    await handler(job.data as FollowUpJob);
+    return { id: job.id, status: 'completed' };
+  } catch (error) {
+    return { id: job.id, status: 'failed', output: { message: error instanceof Error ? error.message : String(error) } };
+  }
 }
 
 function pgBossSettings(options: Partial<PgBossFollowUpQueueOptions>) {
