@@ -84,3 +84,116 @@ export function printFollowUpQueues(section, table) {
     ]),
   );
 }
+
+/**
+ * The default schedule's cost and delay, on a virtual clock (Date.now is replaced while it runs, and
+ * a queue runs each check at its due time at once): the API calls a tracked session costs over its
+ * life when its outcome comes at time T after `track` (or never: a session never opened, until the
+ * 24 h horizon), and the time from that outcome to its callback with no webhook at all. The reads
+ * go to a stand-in of the API (one `sessions.retrieve` per check, as against the service).
+ */
+export async function followUpScheduleSection() {
+  const { createFollowUps, memoryWebhookStore, DEFAULT_FOLLOW_UP_SCHEDULE } = await import(dist('index.mjs'));
+  const realNow = Date.now;
+  const start = realNow();
+  let now = start;
+  const simulate = async (finalAfterMs) => {
+    now = start;
+    const jobs = [];
+    let calls = 0;
+    let acted;
+    let stale = false;
+    const queue = {
+      async schedule(job, delayMs) {
+        if (!jobs.some((queued) => queued.job.id === job.id)) jobs.push({ job, due: now + delayMs });
+      },
+      async start() {},
+      async stop() {},
+    };
+    const session = (status) => ({
+      sessionId: 'S-1',
+      status,
+      paymentReference: status === 'completed' ? 'PAY-1' : null,
+      paymentStatus: status === 'completed' ? 'AUTHORISED' : null,
+      amount: { value: 2_500, currency: 'EUR' },
+    });
+    const client = {
+      sessions: {
+        retrieve: async () => {
+          calls++;
+          return session(finalAfterMs !== undefined && now - start >= finalAfterMs ? 'completed' : 'pending');
+        },
+        listModifications: async () => [],
+      },
+      pos: { list: () => ({ pages: async function* () {} }), listModifications: async () => [] },
+    };
+    const followUps = createFollowUps({
+      client,
+      store: memoryWebhookStore(),
+      queue,
+      onAuthorisation: () => {
+        acted = now - start;
+      },
+      onStale: () => {
+        stale = true;
+      },
+    });
+    let handler;
+    queue.start = async (run) => {
+      handler = run;
+    };
+    await followUps.start();
+    await followUps.track({ sessionId: 'S-1' });
+    for (let guard = 0; jobs.length > 0 && guard < 10_000; guard++) {
+      jobs.sort((a, b) => a.due - b.due);
+      const { job, due } = jobs.shift();
+      now = due;
+      await handler(job);
+    }
+    return { calls, delayMs: acted === undefined ? undefined : acted - finalAfterMs, stale };
+  };
+  Date.now = () => now;
+  try {
+    const rows = {};
+    for (const [label, after] of [
+      ['paid before the first check (10 s)', 10_000],
+      ['paid after 3 min', 180_000],
+      ['paid after 1 h', 3_600_000],
+      ['paid after 12 h', 43_200_000],
+      ['never final (onStale at 24 h)', undefined],
+    ]) {
+      rows[label] = await simulate(after);
+    }
+    // The outcome at a uniformly random time over the 24 h: mean calls and delay to the callback.
+    const samples = [];
+    for (let index = 0; index < 200; index++) samples.push(await simulate(Math.round((index + 0.5) * (86_400_000 / 200))));
+    const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    return {
+      schedule: DEFAULT_FOLLOW_UP_SCHEDULE,
+      rows,
+      uniform: {
+        meanCalls: mean(samples.map((sample) => sample.calls)),
+        meanDelayMs: mean(samples.map((sample) => sample.delayMs)),
+        maxDelayMs: Math.max(...samples.map((sample) => sample.delayMs)),
+      },
+    };
+  } finally {
+    Date.now = realNow;
+  }
+}
+
+export function printFollowUpSchedule(section, table) {
+  const time = (ms) => (ms === undefined ? '-' : ms >= 60_000 ? `${(ms / 60_000).toFixed(1)} min` : `${(ms / 1000).toFixed(1)} s`);
+  table(
+    `Follow-ups, default schedule (${section.schedule.map((ms) => time(ms)).join(', ')} repeating, 24 h): API calls per tracked session and outcome-to-callback time with every webhook dropped (virtual clock)`,
+    ['outcome', 'API calls over its life', 'outcome to callback'],
+    [
+      ...Object.entries(section.rows).map(([label, row]) => [label, String(row.calls), row.stale ? 'onStale at 24 h' : time(row.delayMs)]),
+      [
+        'uniform over 24 h (mean of 200)',
+        section.uniform.meanCalls.toFixed(1),
+        `${time(section.uniform.meanDelayMs)} (max ${time(section.uniform.maxDelayMs)})`,
+      ],
+    ],
+  );
+}

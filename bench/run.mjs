@@ -14,7 +14,7 @@ import { build } from 'esbuild';
 import ky from 'ky';
 import { decodeRedirectData, PaymentClient, parseWebhook } from '../dist/index.mjs';
 import { containerSection, printContainer } from './container.mjs';
-import { followUpQueueSection, printFollowUpQueues } from './follow-ups.mjs';
+import { followUpQueueSection, followUpScheduleSection, printFollowUpQueues, printFollowUpSchedule } from './follow-ups.mjs';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12);
 const CALLS_PER_BLOCK = Number(process.env.BENCH_CALLS ?? 200);
@@ -231,14 +231,6 @@ if (ONLY === 'store') {
 if (ONLY === 'webhook-stores') {
   server.kill();
   results.webhookStores = await webhookStoreSection();
-  {
-    const servers = webhookStoreServers();
-    try {
-      results.followUpQueues = await followUpQueueSection(servers);
-    } finally {
-      servers.stop();
-    }
-  }
   // The sandbox's container image: start to first answer, stop, size (bench/container.mjs).
   results.container = await containerSection();
   printWebhookStores(results.webhookStores);
@@ -254,7 +246,9 @@ if (ONLY === 'follow-ups') {
   } finally {
     servers.stop();
   }
+  results.followUpSchedule = await followUpScheduleSection();
   printFollowUpQueues(results.followUpQueues, table);
+  printFollowUpSchedule(results.followUpSchedule, table);
   console.log('\nBENCH_ONLY=follow-ups: bench/results.json left as it was.');
   process.exit(process.exitCode ?? 0);
 }
@@ -890,6 +884,7 @@ results.webhookStores = await webhookStoreSection();
   } finally {
     servers.stop();
   }
+  results.followUpSchedule = await followUpScheduleSection();
 }
 
 // Helpers: operations per second.
@@ -1268,6 +1263,7 @@ function printCliExport(cliExport) {
 printCliExport(results.cliExport);
 printWebhookStores(results.webhookStores);
 printFollowUpQueues(results.followUpQueues, table);
+printFollowUpSchedule(results.followUpSchedule, table);
 
 const { bundle } = results;
 table(

@@ -94,16 +94,18 @@ class World {
   /** The app tracks a target, as it would when creating it: round robin over the live apps. */
   async track(target: object): Promise<void> {
     // Bounded: while processes are killed and started again, some attempts find none listening.
-    for (let attempt = 0; attempt < 100; attempt++, await sleep(attempt % APPS === 0 ? 100 : 0)) {
+    let last = '';
+    for (let attempt = 0; attempt < 300; attempt++, await sleep(attempt % APPS === 0 ? 100 : 0)) {
       const app = this.apps[this.next++ % this.apps.length];
       try {
         const response = await fetch(`${app?.url}/track`, { method: 'POST', body: JSON.stringify(target) });
         if (response.status === 204) return;
-      } catch {
-        // that app is being killed: the next one tracks it
+        last = `${response.status} ${await response.text()}`;
+      } catch (error) {
+        last = String(error); // that app is being killed: the next one tracks it
       }
     }
-    throw new Error(`no app tracked ${JSON.stringify(target)}`);
+    throw new Error(`no app tracked ${JSON.stringify(target)}: ${last}`);
   }
 
   lines(): string[] {
@@ -347,18 +349,23 @@ describe('(d) effects through context.transaction on PostgreSQL with pg-boss, a 
     try {
       for (let i = 0; i < APPS; i++) await w.startApp();
       let kills = 0;
-      const restarts: Promise<void>[] = [];
-      // Every 2 s, the next app is SIGKILLed, and a new one started in its place (not awaited: the
-      // kills keep their pace, whatever a start takes).
+      const starting = new Map<number, Promise<void>>();
+      // Every 2 s, an app that is up is SIGKILLed and a new one started in its place (not awaited:
+      // the kills keep their pace; a slot whose new app is still starting is skipped).
       const killing = (async () => {
         for (const end = Date.now() + KILL_MS; Date.now() < end; await sleep(2_000)) {
-          const index = kills++ % APPS;
+          const index = [0, 1, 2].map((offset) => (kills + offset) % APPS).find((slot) => !starting.has(slot));
+          if (index === undefined) continue;
+          kills++;
           const app = w.apps[index];
           app?.child.process.kill('SIGKILL');
           await app?.child.exited;
-          restarts.push(w.startApp(index));
+          starting.set(
+            index,
+            w.startApp(index).finally(() => starting.delete(index)),
+          );
         }
-        await Promise.all(restarts);
+        await Promise.all(starting.values());
       })();
       // Orders all along the kills: sessions paid and POS payments, webhooks and follow-ups both on.
       let round = 0;
