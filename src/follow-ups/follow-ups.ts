@@ -3,13 +3,13 @@
  * refund is read through the API on a schedule until its outcome is final, and that outcome is
  * acted on once, under the same store key as its webhook's.
  */
-import { storedKey, webhookEventKey } from '../helpers/webhook-key.js';
-import { claimTransaction, type WebhookStore, type WebhookTransaction } from '../helpers/webhook-store.js';
-import type { WebhookCallback, WebhookContext } from '../helpers/webhooks.js';
+import type { WebhookStore, WebhookTransaction } from '../helpers/webhook-store.js';
+import type { WebhookCallback } from '../helpers/webhooks.js';
 import type { Session } from '../schemas/sessions.js';
 import type { AuthorisationEvent, RefundEvent } from '../schemas/webhooks.js';
-import type { FollowUpJob, FollowUpQueue, FollowUpTarget } from './queue.js';
-import { type FinalOutcome, type FollowUpReader, readOutcome } from './read.js';
+import { followUpCheck } from './check.js';
+import type { FollowUpQueue, FollowUpTarget } from './queue.js';
+import type { FollowUpReader } from './read.js';
 import { checkTarget, followUpTargetKey } from './target.js';
 
 /** The default `schedule`, in ms: 30 s, 1 min, 2 min, 5 min, then every 15 min (99 checks in 24 h). */
@@ -67,13 +67,15 @@ export interface FollowUps {
 }
 
 const DAY_MS = 86_400_000;
-type Result = 'done' | 'busy' | 'failed';
 
 function positive(value: unknown, name: string): number {
   if (!Number.isSafeInteger(value) || (value as number) < 1)
     throw new TypeError(`createFollowUps: ${name} must be a positive integer number of milliseconds`);
   return value as number;
 }
+
+/** The options, checked, with their defaults: what the checks run with. */
+export type FollowUpSettings = FollowUpsOptions & ReturnType<typeof checkOptions>;
 
 function checkOptions(options: FollowUpsOptions) {
   if (typeof options !== 'object' || options === null)
@@ -120,91 +122,22 @@ function checkOptions(options: FollowUpsOptions) {
  * Throws a `TypeError` naming the option when one is missing or malformed.
  */
 export function createFollowUps(options: FollowUpsOptions): FollowUps {
-  const { schedule, horizonMs, leaseMs } = checkOptions(options);
-  const { client, store, queue, onAuthorisation, onRefund, onSessionEnded, onStale, onError } = options;
-  const delay = (check: number) => schedule[Math.min(check, schedule.length - 1)] as number;
-
-  /** Claims `raw`, runs `work` under the claim and completes it: the handler's steps, for a follow-up. */
-  async function once(
-    raw: string,
-    target: FollowUpTarget,
-    work: (key: string, transaction: WebhookTransaction) => unknown,
-  ): Promise<Result> {
-    const key = await storedKey(raw);
-    const claim = await store.claim(key, leaseMs);
-    if (claim.status !== 'claimed') return claim.status;
-    const { transaction, committed } = claimTransaction(store, key, claim.token);
-    try {
-      await work(key, transaction);
-    } catch (error) {
-      await store.release(key, claim.token).catch(() => undefined);
-      await report(error, target);
-      return 'failed';
-    }
-    // A complete that fails leaves the claim to its lease; the work is done, so the follow-up ends.
-    if (!committed()) await store.complete(key, claim.token).catch((error: unknown) => report(error, target));
-    return 'done';
-  }
-
-  async function report(error: unknown, target: FollowUpTarget): Promise<void> {
-    try {
-      await onError?.(error, target);
-    } catch {
-      // onError's own failure changes nothing.
-    }
-  }
-
-  function act(outcome: FinalOutcome, target: FollowUpTarget): Promise<Result> | Result {
-    const request = () => new Request(`http://follow-up.invalid/${encodeURIComponent(followUpTargetKey(target))}`, { method: 'POST' });
-    if (outcome.kind === 'ended') {
-      const { session } = outcome;
-      return onSessionEnded
-        ? once(`SESSION_ENDED:${session.sessionId}:${session.status}`, target, (key, transaction) =>
-            onSessionEnded(session, { key, confirmed: session, transaction }),
-          )
-        : 'done';
-    }
-    const callback = (outcome.kind === 'refund' ? onRefund : onAuthorisation) as
-      | WebhookCallback<AuthorisationEvent | RefundEvent>
-      | undefined;
-    const { event, confirmed } = outcome;
-    return callback
-      ? once(webhookEventKey(event), target, (key, transaction) =>
-          callback(event, request(), { key, confirmed, transaction } as WebhookContext<typeof confirmed>),
-        )
-      : 'done';
-  }
-
-  async function check(job: FollowUpJob): Promise<void> {
-    const { target, check: count, trackedAt } = job;
-    let result: Result = 'failed';
-    const left = trackedAt + horizonMs - Date.now();
-    try {
-      const outcome = await readOutcome(client, target);
-      if (outcome) result = await act(outcome, target);
-      else if (left <= 0) result = onStale ? await once(`STALE:${followUpTargetKey(target)}`, target, () => onStale(target)) : 'done';
-    } catch (error) {
-      await report(error, target);
-    }
-    if (result === 'done') return;
-    // The last check falls on the horizon; past it (a failing check, a stale target's callback throwing), the schedule's pace.
-    const wait = left > 0 ? Math.min(delay(count + 1), left) : delay(count + 1);
-    await queue.schedule({ id: `${followUpTargetKey(target)}#${count + 1}`, target, check: count + 1, trackedAt }, wait);
-  }
+  const settings = { ...options, ...checkOptions(options) };
+  const { schedule, horizonMs, queue } = settings;
 
   return {
     async track(given) {
       const target = checkTarget(given);
       await queue.schedule(
         { id: `${followUpTargetKey(target)}#0`, target, check: 0, trackedAt: Date.now() },
-        Math.min(delay(0), horizonMs),
+        Math.min(schedule[0] as number, horizonMs),
       );
     },
     async start(startOptions = {}) {
       const concurrency = startOptions.concurrency ?? 4;
       if (!Number.isSafeInteger(concurrency) || concurrency < 1)
         throw new TypeError('createFollowUps: start({ concurrency }) must be a positive integer');
-      await queue.start(check, { concurrency });
+      await queue.start(followUpCheck(settings), { concurrency });
     },
     stop: () => queue.stop(),
   };
