@@ -435,6 +435,59 @@ describe('createFollowUps: failures, duplicates and bad input', () => {
   });
 });
 
+describe('the default schedule', () => {
+  it('reads a never-final order 100 times over 24 h, then calls onStale once; a paid one, once', async () => {
+    let now = Date.parse('2026-11-27T09:00:00Z');
+    vi.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      const due: [FollowUpJob, number][] = [];
+      let handler: (job: FollowUpJob) => Promise<void> = async () => {};
+      const queue: FollowUpQueue = {
+        schedule: async (job, delay) => void due.push([job, now + delay]),
+        start: async (given) => {
+          handler = given;
+        },
+        stop: async () => {},
+      };
+      let reads = 0;
+      let status = 'pending';
+      const retrieve = async (sessionId: string) => {
+        reads += 1;
+        return { sessionId, status, amount: EUR(100), paymentReference: status === 'completed' ? 'SANDBOX-PXTT-1' : null } as Session;
+      };
+      const onStale = vi.fn();
+      const onAuthorisation = vi.fn();
+      const client = { ...fakeClient(), sessions: { retrieve, listModifications: retrieve } } as unknown as PaymentClient;
+      const followUps = createFollowUps({ client, store: memoryWebhookStore(), queue, onAuthorisation, onStale });
+      await followUps.start();
+      const run = async () => {
+        const times: number[] = [];
+        for (let job = due.shift(); job; job = due.shift()) {
+          now = job[1];
+          times.push(now);
+          await handler(job[0]);
+        }
+        return times;
+      };
+      const start = now;
+      await followUps.track({ sessionId: 'SANDBOX-EXTT-1' });
+      const times = await run();
+      expect(reads).toBe(100);
+      expect(times.slice(0, 5).map((time) => (time - start) / 1000)).toEqual([30, 90, 210, 510, 1410]);
+      expect(times.at(-1)).toBe(start + 86_400_000);
+      expect(onStale.mock.calls).toEqual([[{ sessionId: 'SANDBOX-EXTT-1' }]]);
+
+      reads = 0;
+      status = 'completed';
+      await followUps.track({ sessionId: 'SANDBOX-EXTT-2' });
+      await run();
+      expect([reads, onAuthorisation.mock.calls.length]).toEqual([1, 1]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+});
+
 describe('memoryFollowUpQueue', () => {
   it('runs a job again after its handler threw, waits for start, and stop waits for the jobs in flight', async () => {
     const queue = memoryFollowUpQueue();

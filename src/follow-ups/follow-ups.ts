@@ -12,7 +12,7 @@ import type { FollowUpQueue, FollowUpTarget } from './queue.js';
 import type { FollowUpReader } from './read.js';
 import { checkTarget, followUpTargetKey } from './target.js';
 
-/** The default `schedule`, in ms: 30 s, 1 min, 2 min, 5 min, then every 15 min (99 checks in 24 h). */
+/** The default `schedule`, in ms: 30 s, 1 min, 2 min, 5 min, then every 15 min: 100 checks of a target that never ends, over 24 h. */
 export const DEFAULT_FOLLOW_UP_SCHEDULE: readonly number[] = [30_000, 60_000, 120_000, 300_000, 900_000];
 
 /** What `onSessionEnded` learns besides the session: its key, the session as read, and `transaction`. */
