@@ -206,6 +206,34 @@ describe('createFollowUps over the sandbox, every webhook dropped', () => {
   });
 });
 
+describe('createFollowUps: a target that cannot be read', () => {
+  it('reports each failed read to onError, and goes stale at the horizon instead of being checked for ever', {
+    timeout: 60_000,
+  }, async () => {
+    const { test: client } = await sandboxes.start();
+    const onStale = vi.fn();
+    const errors: unknown[] = [];
+    const followUps = createFollowUps({
+      client,
+      store: memoryWebhookStore(),
+      queue: memoryFollowUpQueue(),
+      schedule: [20, 40],
+      horizonMs: 300,
+      onSessionEnded: () => {},
+      onStale,
+      onError: (error) => void errors.push(error),
+    });
+    await start(followUps);
+    await followUps.track({ sessionId: 'SANDBOX-EXTT-1700000000999' });
+    await until(() => onStale.mock.calls.length > 0, 'onStale');
+    const reported = errors.length;
+    await sleep(300);
+    expect(errors.length).toBe(reported);
+    expect(reported).toBeGreaterThan(1);
+    expect(onStale).toHaveBeenCalledTimes(1);
+  });
+});
+
 describe('createFollowUps and the webhook handler on one store', () => {
   it('runs an outcome once when its webhook and a follow-up race, and answers the later webhook as a duplicate', {
     timeout: 90_000,

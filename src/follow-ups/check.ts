@@ -74,7 +74,12 @@ export function followUpCheck(settings: FollowUpSettings): (job: FollowUpJob) =>
     let result: Result = 'failed';
     const left = trackedAt + horizonMs - Date.now();
     try {
-      const outcome = await readOutcome(client, target);
+      // Past the horizon a read that fails counts as not final: the target goes stale rather than checked for ever.
+      const outcome = await readOutcome(client, target).catch(async (error: unknown) => {
+        if (left > 0) throw error;
+        await report(error, target);
+        return undefined;
+      });
       if (outcome) result = await act(outcome, target);
       else if (left <= 0) result = onStale ? await once(`STALE:${followUpTargetKey(target)}`, target, () => onStale(target)) : 'done';
     } catch (error) {
