@@ -6,7 +6,7 @@ import { storedKey, webhookEventKey } from '../helpers/webhook-key.js';
 import { claimTransaction, type WebhookTransaction } from '../helpers/webhook-store.js';
 import type { WebhookCallback, WebhookContext } from '../helpers/webhooks.js';
 import type { AuthorisationEvent, RefundEvent } from '../schemas/webhooks.js';
-import type { FollowUpSettings } from './follow-ups.js';
+import type { FollowUpSettings } from './options.js';
 import type { FollowUpJob, FollowUpTarget } from './queue.js';
 import { type FinalOutcome, readOutcome } from './read.js';
 import { followUpTargetKey } from './target.js';

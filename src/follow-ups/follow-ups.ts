@@ -3,68 +3,14 @@
  * refund is read through the API on a schedule until its outcome is final, and that outcome is
  * acted on once, under the same store key as its webhook's.
  */
-import type { WebhookStore, WebhookTransaction } from '../helpers/webhook-store.js';
-import type { WebhookCallback } from '../helpers/webhooks.js';
-import type { Session } from '../schemas/sessions.js';
-import type { AuthorisationEvent, RefundEvent } from '../schemas/webhooks.js';
 import { followUpCheck } from './check.js';
-import type { FollowUpQueue, FollowUpTarget } from './queue.js';
-import type { FollowUpReader } from './read.js';
+import type { FollowUps, FollowUpsOptions } from './options.js';
 import { checkTarget, followUpTargetKey } from './target.js';
+
+export type { FollowUpSettings, FollowUps, FollowUpsOptions, SessionEndedContext } from './options.js';
 
 /** The default `schedule`, in ms: 30 s, 1 min, 2 min, 5 min, then every 15 min: 100 checks of a target that never ends, over 24 h. */
 export const DEFAULT_FOLLOW_UP_SCHEDULE: readonly number[] = [30_000, 60_000, 120_000, 300_000, 900_000];
-
-/** What `onSessionEnded` learns besides the session: its key, the session as read, and `transaction`. */
-export interface SessionEndedContext {
-  /** `SESSION_ENDED:<sessionId>:<status>`, as the store holds it. */
-  key: string;
-  /** The session as the check read it (the same as the first argument). */
-  confirmed: Session;
-  /** See {@link WebhookTransaction}. */
-  transaction: WebhookTransaction;
-}
-
-/** Options of {@link createFollowUps}. At least one of `onAuthorisation`, `onRefund` and `onSessionEnded` is required. */
-export interface FollowUpsOptions {
-  /** The `PaymentClient` the checks read through (sessions, POS payments, per-payment modifications). */
-  client: FollowUpReader;
-  /** The `WebhookStore` of the app's `createWebhookHandler`: the same store, so that a webhook and a follow-up of one outcome run once. */
-  store: WebhookStore;
-  /** Where the checks are scheduled: `memoryFollowUpQueue()`, `pgBossFollowUpQueue(boss)`, `bullMqFollowUpQueue(connection)` or your own. */
-  queue: FollowUpQueue;
-  /**
-   * Called once per final payment (a completed session, a POS payment `success` or `failed`) with
-   * the AUTHORISATION event its webhook would bring (`paymentStatus` `AUTHORISED`, or `REFUSED`
-   * for a failed POS payment). The webhook handler's callback fits: `request` is a stand-in
-   * (`POST http://follow-up.invalid/<target key>`), `context.confirmed` the record read.
-   */
-  onAuthorisation?: WebhookCallback<AuthorisationEvent> | undefined;
-  /** Called once per resolved refund (`success` or `failed`) with the REFUND event its webhook would bring; as `onAuthorisation`. */
-  onRefund?: WebhookCallback<RefundEvent> | undefined;
-  /** Called once per session that ended unpaid (`failed`, `cancelled`, `expired`): no webhook exists for these. */
-  onSessionEnded?: ((session: Session, context: SessionEndedContext) => unknown) | undefined;
-  /** Called once when a target is still not final at `horizonMs` (a session never opened stays `pending` for ever). */
-  onStale?: ((target: FollowUpTarget) => unknown) | undefined;
-  /** Called when a check fails (the API or the store) or a callback throws; the next check tries again. Its own errors are ignored. */
-  onError?: ((error: unknown, target: FollowUpTarget) => unknown) | undefined;
-  /** Delays between checks, in ms, the last one repeating; the first is from `track` to the first check. Default {@link DEFAULT_FOLLOW_UP_SCHEDULE}. */
-  schedule?: readonly number[] | undefined;
-  /** How long a target is checked, in ms from its first `track`; the last check falls on it. Default 24 h. */
-  horizonMs?: number | undefined;
-  /** How long a claim holds, in ms, as the webhook handler's `leaseMs`. Default 60 000. */
-  leaseMs?: number | undefined;
-}
-
-/** What {@link createFollowUps} returns. */
-export interface FollowUps {
-  /** Schedules the checks of `target` (rejects with a `TypeError`, scheduling nothing, when it is malformed). Tracking a target twice is one follow-up. */
-  track(target: FollowUpTarget): Promise<void>;
-  /** Starts running due checks in this process, `concurrency` at once (default 4). */
-  start(options?: { concurrency?: number | undefined }): Promise<void>;
-  /** Stops taking checks; resolves once the checks in flight have finished. */
-  stop(): Promise<void>;
-}
 
 const DAY_MS = 86_400_000;
 
@@ -74,10 +20,7 @@ function positive(value: unknown, name: string): number {
   return value as number;
 }
 
-/** The options, checked, with their defaults: what the checks run with. */
-export type FollowUpSettings = FollowUpsOptions & ReturnType<typeof checkOptions>;
-
-function checkOptions(options: FollowUpsOptions) {
+function checkOptions(options: FollowUpsOptions): { schedule: number[]; horizonMs: number; leaseMs: number } {
   if (typeof options !== 'object' || options === null)
     throw new TypeError('createFollowUps needs an options object { client, store, queue, ... }');
   const { client, store, queue, schedule = DEFAULT_FOLLOW_UP_SCHEDULE } = options;
