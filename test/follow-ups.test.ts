@@ -20,7 +20,7 @@ import {
   followUpTargetKey,
   memoryFollowUpQueue,
   memoryWebhookStore,
-  type PaymentClient,
+  PaymentClient,
   type RefundEvent,
   type Session,
   type WebhookContext,
@@ -107,7 +107,20 @@ describe('createFollowUps over the sandbox, every webhook dropped', () => {
     sandbox.faults.add({ event: 'AUTHORISATION', effect: { type: 'drop' } });
     sandbox.faults.add({ event: 'REFUND', effect: { type: 'drop' } });
     const seen = recorder();
-    const followUps = createFollowUps({ client, store, queue: memoryFollowUpQueue(), schedule: [20, 50], ...seen });
+    // The follow-ups' own client: every request it sends is recorded, to show that they only read.
+    const methods: string[] = [];
+    const reader = new PaymentClient({
+      apiKey: sandbox.keys.test,
+      webcode: sandbox.webcode,
+      baseUrl: sandbox.baseUrl,
+      environment: 'test',
+      maxRetries: 0,
+      fetch: (input, init) => {
+        methods.push(init?.method ?? (input instanceof Request ? input.method : 'GET'));
+        return fetch(input, init);
+      },
+    });
+    const followUps = createFollowUps({ client: reader, store, queue: memoryFollowUpQueue(), schedule: [20, 50], ...seen });
     await start(followUps);
 
     const paid = await session(client, 'paid');
@@ -157,6 +170,8 @@ describe('createFollowUps over the sandbox, every webhook dropped', () => {
     await sleep(300);
     expect([...seen.runs].sort()).toEqual([...expected, late].sort());
     expect(webhookRuns).toEqual([]);
+    expect(methods.length).toBeGreaterThan(10);
+    expect(new Set(methods)).toEqual(new Set(['GET']));
     expect(sandbox.records.deliveries().every((delivery) => delivery.attempts.length === 0)).toBe(true);
 
     // The context is the webhook handler's: the key, the record read as `confirmed`, and transaction.
