@@ -20,7 +20,7 @@ import {
   followUpTargetKey,
   memoryFollowUpQueue,
   memoryWebhookStore,
-  type PaymentClient,
+  PaymentClient,
   type RefundEvent,
   type Session,
   type WebhookContext,
@@ -107,7 +107,20 @@ describe('createFollowUps over the sandbox, every webhook dropped', () => {
     sandbox.faults.add({ event: 'AUTHORISATION', effect: { type: 'drop' } });
     sandbox.faults.add({ event: 'REFUND', effect: { type: 'drop' } });
     const seen = recorder();
-    const followUps = createFollowUps({ client, store, queue: memoryFollowUpQueue(), schedule: [20, 50], ...seen });
+    // The follow-ups' own client: every request it sends is recorded, to show that they only read.
+    const methods: string[] = [];
+    const reader = new PaymentClient({
+      apiKey: sandbox.keys.test,
+      webcode: sandbox.webcode,
+      baseUrl: sandbox.baseUrl,
+      environment: 'test',
+      maxRetries: 0,
+      fetch: (input, init) => {
+        methods.push(init?.method ?? (input instanceof Request ? input.method : 'GET'));
+        return fetch(input, init);
+      },
+    });
+    const followUps = createFollowUps({ client: reader, store, queue: memoryFollowUpQueue(), schedule: [20, 50], ...seen });
     await start(followUps);
 
     const paid = await session(client, 'paid');
@@ -157,6 +170,8 @@ describe('createFollowUps over the sandbox, every webhook dropped', () => {
     await sleep(300);
     expect([...seen.runs].sort()).toEqual([...expected, late].sort());
     expect(webhookRuns).toEqual([]);
+    expect(methods.length).toBeGreaterThan(10);
+    expect(new Set(methods)).toEqual(new Set(['GET']));
     expect(sandbox.records.deliveries().every((delivery) => delivery.attempts.length === 0)).toBe(true);
 
     // The context is the webhook handler's: the key, the record read as `confirmed`, and transaction.
@@ -203,6 +218,34 @@ describe('createFollowUps over the sandbox, every webhook dropped', () => {
     expect(reads).toBe(readsAtStale);
     expect(reads).toBeGreaterThan(1);
     expect(onSessionEnded).not.toHaveBeenCalled();
+  });
+});
+
+describe('createFollowUps: a target that cannot be read', () => {
+  it('reports each failed read to onError, and goes stale at the horizon instead of being checked for ever', {
+    timeout: 60_000,
+  }, async () => {
+    const { test: client } = await sandboxes.start();
+    const onStale = vi.fn();
+    const errors: unknown[] = [];
+    const followUps = createFollowUps({
+      client,
+      store: memoryWebhookStore(),
+      queue: memoryFollowUpQueue(),
+      schedule: [20, 40],
+      horizonMs: 300,
+      onSessionEnded: () => {},
+      onStale,
+      onError: (error) => void errors.push(error),
+    });
+    await start(followUps);
+    await followUps.track({ sessionId: 'SANDBOX-EXTT-1700000000999' });
+    await until(() => onStale.mock.calls.length > 0, 'onStale');
+    const reported = errors.length;
+    await sleep(300);
+    expect(errors.length).toBe(reported);
+    expect(reported).toBeGreaterThan(1);
+    expect(onStale).toHaveBeenCalledTimes(1);
   });
 });
 
@@ -432,6 +475,59 @@ describe('createFollowUps: failures, duplicates and bad input', () => {
     expect(errors[0]).toBeInstanceOf(ConfigurationError);
     expect((errors[0] as Error).message).toMatch(/context.transaction needs a store that runs transactions/);
     expect(fn).not.toHaveBeenCalled();
+  });
+});
+
+describe('the default schedule', () => {
+  it('reads a never-final order 100 times over 24 h, then calls onStale once; a paid one, once', async () => {
+    let now = Date.parse('2026-11-27T09:00:00Z');
+    vi.spyOn(Date, 'now').mockImplementation(() => now);
+    try {
+      const due: [FollowUpJob, number][] = [];
+      let handler: (job: FollowUpJob) => Promise<void> = async () => {};
+      const queue: FollowUpQueue = {
+        schedule: async (job, delay) => void due.push([job, now + delay]),
+        start: async (given) => {
+          handler = given;
+        },
+        stop: async () => {},
+      };
+      let reads = 0;
+      let status = 'pending';
+      const retrieve = async (sessionId: string) => {
+        reads += 1;
+        return { sessionId, status, amount: EUR(100), paymentReference: status === 'completed' ? 'SANDBOX-PXTT-1' : null } as Session;
+      };
+      const onStale = vi.fn();
+      const onAuthorisation = vi.fn();
+      const client = { ...fakeClient(), sessions: { retrieve, listModifications: retrieve } } as unknown as PaymentClient;
+      const followUps = createFollowUps({ client, store: memoryWebhookStore(), queue, onAuthorisation, onStale });
+      await followUps.start();
+      const run = async () => {
+        const times: number[] = [];
+        for (let job = due.shift(); job; job = due.shift()) {
+          now = job[1];
+          times.push(now);
+          await handler(job[0]);
+        }
+        return times;
+      };
+      const start = now;
+      await followUps.track({ sessionId: 'SANDBOX-EXTT-1' });
+      const times = await run();
+      expect(reads).toBe(100);
+      expect(times.slice(0, 5).map((time) => (time - start) / 1000)).toEqual([30, 90, 210, 510, 1410]);
+      expect(times.at(-1)).toBe(start + 86_400_000);
+      expect(onStale.mock.calls).toEqual([[{ sessionId: 'SANDBOX-EXTT-1' }]]);
+
+      reads = 0;
+      status = 'completed';
+      await followUps.track({ sessionId: 'SANDBOX-EXTT-2' });
+      await run();
+      expect([reads, onAuthorisation.mock.calls.length]).toEqual([1, 1]);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });
 

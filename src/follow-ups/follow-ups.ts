@@ -3,71 +3,16 @@
  * refund is read through the API on a schedule until its outcome is final, and that outcome is
  * acted on once, under the same store key as its webhook's.
  */
-import { storedKey, webhookEventKey } from '../helpers/webhook-key.js';
-import { claimTransaction, type WebhookStore, type WebhookTransaction } from '../helpers/webhook-store.js';
-import type { WebhookCallback, WebhookContext } from '../helpers/webhooks.js';
-import type { Session } from '../schemas/sessions.js';
-import type { AuthorisationEvent, RefundEvent } from '../schemas/webhooks.js';
-import type { FollowUpJob, FollowUpQueue, FollowUpTarget } from './queue.js';
-import { type FinalOutcome, type FollowUpReader, readOutcome } from './read.js';
+import { followUpCheck } from './check.js';
+import type { FollowUps, FollowUpsOptions } from './options.js';
 import { checkTarget, followUpTargetKey } from './target.js';
 
-/** The default `schedule`, in ms: 30 s, 1 min, 2 min, 5 min, then every 15 min (99 checks in 24 h). */
+export type { FollowUpSettings, FollowUps, FollowUpsOptions, SessionEndedContext } from './options.js';
+
+/** The default `schedule`, in ms: 30 s, 1 min, 2 min, 5 min, then every 15 min: 100 checks of a target that never ends, over 24 h. */
 export const DEFAULT_FOLLOW_UP_SCHEDULE: readonly number[] = [30_000, 60_000, 120_000, 300_000, 900_000];
 
-/** What `onSessionEnded` learns besides the session: its key, the session as read, and `transaction`. */
-export interface SessionEndedContext {
-  /** `SESSION_ENDED:<sessionId>:<status>`, as the store holds it. */
-  key: string;
-  /** The session as the check read it (the same as the first argument). */
-  confirmed: Session;
-  /** See {@link WebhookTransaction}. */
-  transaction: WebhookTransaction;
-}
-
-/** Options of {@link createFollowUps}. At least one of `onAuthorisation`, `onRefund` and `onSessionEnded` is required. */
-export interface FollowUpsOptions {
-  /** The `PaymentClient` the checks read through (sessions, POS payments, per-payment modifications). */
-  client: FollowUpReader;
-  /** The `WebhookStore` of the app's `createWebhookHandler`: the same store, so that a webhook and a follow-up of one outcome run once. */
-  store: WebhookStore;
-  /** Where the checks are scheduled: `memoryFollowUpQueue()`, `pgBossFollowUpQueue(boss)`, `bullMqFollowUpQueue(connection)` or your own. */
-  queue: FollowUpQueue;
-  /**
-   * Called once per final payment (a completed session, a POS payment `success` or `failed`) with
-   * the AUTHORISATION event its webhook would bring (`paymentStatus` `AUTHORISED`, or `REFUSED`
-   * for a failed POS payment). The webhook handler's callback fits: `request` is a stand-in
-   * (`POST http://follow-up.invalid/<target key>`), `context.confirmed` the record read.
-   */
-  onAuthorisation?: WebhookCallback<AuthorisationEvent> | undefined;
-  /** Called once per resolved refund (`success` or `failed`) with the REFUND event its webhook would bring; as `onAuthorisation`. */
-  onRefund?: WebhookCallback<RefundEvent> | undefined;
-  /** Called once per session that ended unpaid (`failed`, `cancelled`, `expired`): no webhook exists for these. */
-  onSessionEnded?: ((session: Session, context: SessionEndedContext) => unknown) | undefined;
-  /** Called once when a target is still not final at `horizonMs` (a session never opened stays `pending` for ever). */
-  onStale?: ((target: FollowUpTarget) => unknown) | undefined;
-  /** Called when a check fails (the API or the store) or a callback throws; the next check tries again. Its own errors are ignored. */
-  onError?: ((error: unknown, target: FollowUpTarget) => unknown) | undefined;
-  /** Delays between checks, in ms, the last one repeating; the first is from `track` to the first check. Default {@link DEFAULT_FOLLOW_UP_SCHEDULE}. */
-  schedule?: readonly number[] | undefined;
-  /** How long a target is checked, in ms from its first `track`; the last check falls on it. Default 24 h. */
-  horizonMs?: number | undefined;
-  /** How long a claim holds, in ms, as the webhook handler's `leaseMs`. Default 60 000. */
-  leaseMs?: number | undefined;
-}
-
-/** What {@link createFollowUps} returns. */
-export interface FollowUps {
-  /** Schedules the checks of `target` (rejects with a `TypeError`, scheduling nothing, when it is malformed). Tracking a target twice is one follow-up. */
-  track(target: FollowUpTarget): Promise<void>;
-  /** Starts running due checks in this process, `concurrency` at once (default 4). */
-  start(options?: { concurrency?: number | undefined }): Promise<void>;
-  /** Stops taking checks; resolves once the checks in flight have finished. */
-  stop(): Promise<void>;
-}
-
 const DAY_MS = 86_400_000;
-type Result = 'done' | 'busy' | 'failed';
 
 function positive(value: unknown, name: string): number {
   if (!Number.isSafeInteger(value) || (value as number) < 1)
@@ -75,7 +20,7 @@ function positive(value: unknown, name: string): number {
   return value as number;
 }
 
-function checkOptions(options: FollowUpsOptions) {
+function checkOptions(options: FollowUpsOptions): { schedule: number[]; horizonMs: number; leaseMs: number } {
   if (typeof options !== 'object' || options === null)
     throw new TypeError('createFollowUps needs an options object { client, store, queue, ... }');
   const { client, store, queue, schedule = DEFAULT_FOLLOW_UP_SCHEDULE } = options;
@@ -120,91 +65,22 @@ function checkOptions(options: FollowUpsOptions) {
  * Throws a `TypeError` naming the option when one is missing or malformed.
  */
 export function createFollowUps(options: FollowUpsOptions): FollowUps {
-  const { schedule, horizonMs, leaseMs } = checkOptions(options);
-  const { client, store, queue, onAuthorisation, onRefund, onSessionEnded, onStale, onError } = options;
-  const delay = (check: number) => schedule[Math.min(check, schedule.length - 1)] as number;
-
-  /** Claims `raw`, runs `work` under the claim and completes it: the handler's steps, for a follow-up. */
-  async function once(
-    raw: string,
-    target: FollowUpTarget,
-    work: (key: string, transaction: WebhookTransaction) => unknown,
-  ): Promise<Result> {
-    const key = await storedKey(raw);
-    const claim = await store.claim(key, leaseMs);
-    if (claim.status !== 'claimed') return claim.status;
-    const { transaction, committed } = claimTransaction(store, key, claim.token);
-    try {
-      await work(key, transaction);
-    } catch (error) {
-      await store.release(key, claim.token).catch(() => undefined);
-      await report(error, target);
-      return 'failed';
-    }
-    // A complete that fails leaves the claim to its lease; the work is done, so the follow-up ends.
-    if (!committed()) await store.complete(key, claim.token).catch((error: unknown) => report(error, target));
-    return 'done';
-  }
-
-  async function report(error: unknown, target: FollowUpTarget): Promise<void> {
-    try {
-      await onError?.(error, target);
-    } catch {
-      // onError's own failure changes nothing.
-    }
-  }
-
-  function act(outcome: FinalOutcome, target: FollowUpTarget): Promise<Result> | Result {
-    const request = () => new Request(`http://follow-up.invalid/${encodeURIComponent(followUpTargetKey(target))}`, { method: 'POST' });
-    if (outcome.kind === 'ended') {
-      const { session } = outcome;
-      return onSessionEnded
-        ? once(`SESSION_ENDED:${session.sessionId}:${session.status}`, target, (key, transaction) =>
-            onSessionEnded(session, { key, confirmed: session, transaction }),
-          )
-        : 'done';
-    }
-    const callback = (outcome.kind === 'refund' ? onRefund : onAuthorisation) as
-      | WebhookCallback<AuthorisationEvent | RefundEvent>
-      | undefined;
-    const { event, confirmed } = outcome;
-    return callback
-      ? once(webhookEventKey(event), target, (key, transaction) =>
-          callback(event, request(), { key, confirmed, transaction } as WebhookContext<typeof confirmed>),
-        )
-      : 'done';
-  }
-
-  async function check(job: FollowUpJob): Promise<void> {
-    const { target, check: count, trackedAt } = job;
-    let result: Result = 'failed';
-    const left = trackedAt + horizonMs - Date.now();
-    try {
-      const outcome = await readOutcome(client, target);
-      if (outcome) result = await act(outcome, target);
-      else if (left <= 0) result = onStale ? await once(`STALE:${followUpTargetKey(target)}`, target, () => onStale(target)) : 'done';
-    } catch (error) {
-      await report(error, target);
-    }
-    if (result === 'done') return;
-    // The last check falls on the horizon; past it (a failing check, a stale target's callback throwing), the schedule's pace.
-    const wait = left > 0 ? Math.min(delay(count + 1), left) : delay(count + 1);
-    await queue.schedule({ id: `${followUpTargetKey(target)}#${count + 1}`, target, check: count + 1, trackedAt }, wait);
-  }
+  const settings = { ...options, ...checkOptions(options) };
+  const { schedule, horizonMs, queue } = settings;
 
   return {
     async track(given) {
       const target = checkTarget(given);
       await queue.schedule(
         { id: `${followUpTargetKey(target)}#0`, target, check: 0, trackedAt: Date.now() },
-        Math.min(delay(0), horizonMs),
+        Math.min(schedule[0] as number, horizonMs),
       );
     },
     async start(startOptions = {}) {
       const concurrency = startOptions.concurrency ?? 4;
       if (!Number.isSafeInteger(concurrency) || concurrency < 1)
         throw new TypeError('createFollowUps: start({ concurrency }) must be a positive integer');
-      await queue.start(check, { concurrency });
+      await queue.start(followUpCheck(settings), { concurrency });
     },
     stop: () => queue.stop(),
   };
