@@ -15,6 +15,8 @@ const entry = {
   'stores/sqlite': 'src/stores/sqlite.ts',
   'stores/postgres': 'src/stores/postgres.ts',
   'stores/redis': 'src/stores/redis.ts',
+  'queues/pg-boss': 'src/queues/pg-boss.ts',
+  'queues/bullmq': 'src/queues/bullmq.ts',
   testcontainers: 'src/testcontainers/index.ts',
 };
 
@@ -81,7 +83,8 @@ export default defineConfig([
     // Shared chunks (one PaymentClient and one set of error classes for every subpath, so
     // `instanceof` holds across them), with every `import()` made a `require` inside a promise by
     // esbuild: still lazy, and loadable by Jest without a flag. Optional peers
-    // (`@opentelemetry/api`, msw, pg, redis) stay external, required on first use only.
+    // (`@opentelemetry/api`, msw, pg, redis, pg-boss, bullmq) stay external, required on first use only
+    // (bullmq by its own subpath only).
     splitting: true,
     esbuildOptions: (options) => {
       options.supported = { ...options.supported, 'dynamic-import': false };

@@ -15,6 +15,7 @@ import ky from 'ky';
 import { decodeRedirectData, PaymentClient, parseWebhook } from '../dist/index.mjs';
 import { containerSection, printContainer } from './container.mjs';
 import { duplicatesSection, printDuplicates } from './duplicates.mjs';
+import { followUpQueueSection, followUpScheduleSection, printFollowUpQueues, printFollowUpSchedule } from './follow-ups.mjs';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12);
 const CALLS_PER_BLOCK = Number(process.env.BENCH_CALLS ?? 200);
@@ -61,11 +62,11 @@ const WEBHOOK_STORE_TARGETS_MS = { memory: 0.05, sqlite: 1, postgres: 2, redis: 
  */
 const REQUEST_LOG = { level: 12_000, createsRatio: 0.95, rssMB: 10 };
 /**
- * `BENCH_ONLY=export`, `store`, `request-log`, `webhook-stores`, `container` or `duplicates`: that
- * section alone (none needs the peer SDKs of bench/node_modules).
+ * `BENCH_ONLY=export`, `store`, `request-log`, `webhook-stores`, `container`, `duplicates` or
+ * `follow-ups`: that section alone (none needs the peer SDKs of bench/node_modules).
  */
 const ONLY = process.env.BENCH_ONLY;
-const SECTIONS = ['export', 'store', 'request-log', 'webhook-stores', 'container', 'duplicates'];
+const SECTIONS = ['export', 'store', 'request-log', 'webhook-stores', 'container', 'duplicates', 'follow-ups'];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
@@ -251,6 +252,20 @@ if (ONLY === 'webhook-stores') {
   printWebhookStores(results.webhookStores);
   printContainer(results.container, table);
   console.log('\nBENCH_ONLY=webhook-stores: bench/results.json left as it was.');
+  process.exit(process.exitCode ?? 0);
+}
+if (ONLY === 'follow-ups') {
+  server.kill();
+  const servers = webhookStoreServers();
+  try {
+    results.followUpQueues = await followUpQueueSection(servers);
+  } finally {
+    servers.stop();
+  }
+  results.followUpSchedule = await followUpScheduleSection();
+  printFollowUpQueues(results.followUpQueues, table);
+  printFollowUpSchedule(results.followUpSchedule, table);
+  console.log('\nBENCH_ONLY=follow-ups: bench/results.json left as it was.');
   process.exit(process.exitCode ?? 0);
 }
 if (ONLY === 'container') {
@@ -920,6 +935,15 @@ async function webhookStoreSection() {
   }
 }
 results.webhookStores = await webhookStoreSection();
+{
+  const servers = webhookStoreServers();
+  try {
+    results.followUpQueues = await followUpQueueSection(servers);
+  } finally {
+    servers.stop();
+  }
+  results.followUpSchedule = await followUpScheduleSection();
+}
 
 // Helpers: operations per second.
 const head = Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url');
@@ -1327,6 +1351,8 @@ function printCliExport(cliExport) {
 }
 printCliExport(results.cliExport);
 printWebhookStores(results.webhookStores);
+printFollowUpQueues(results.followUpQueues, table);
+printFollowUpSchedule(results.followUpSchedule, table);
 
 const { bundle } = results;
 table(

@@ -46,6 +46,8 @@ const SUBPATH_MARKERS = {
   'stores/sqlite': ['PRAGMA journal_mode = WAL', 'sqliteWebhookStore needs'],
   'stores/postgres': ['statement_timestamp()', 'postgresWebhookStore needs'],
   'stores/redis': ["redis.call('SET'", 'redisWebhookStore needs'],
+  'queues/pg-boss': ["needs the app's started pg-boss 12 PgBoss", 'c8a7d0b4-3f0e-4a52-9a43-5b0f1f7c2e61'],
+  'queues/bullmq': ['needs what BullMQ takes as connection'],
   testcontainers: ['withHostNetwork needs', '/payment-sandbox/faults.json'],
 };
 
@@ -67,7 +69,7 @@ const sources = await build({
   logLevel: 'silent',
 });
 const sourceInputs = Object.keys(sources.metafile.inputs);
-const leakedSources = sourceInputs.filter((path) => /^src\/(sandbox|testing|cli|stores|testcontainers)\//.test(path));
+const leakedSources = sourceInputs.filter((path) => /^src\/(sandbox|testing|cli|stores|queues|testcontainers)\//.test(path));
 for (const path of leakedSources) problems.push(`src/index.ts imports ${path}`);
 
 // 2. The root bundle, dependencies included, split at dynamic imports.
@@ -148,7 +150,9 @@ for (const [name, markers] of Object.entries(SUBPATH_MARKERS)) {
 }
 const bundleInputs = Object.keys(bundle.metafile.inputs);
 for (const path of bundleInputs.filter(
-  (input) => /^dist\/(sandbox|testing|cli|stores\/|testcontainers)/.test(input) || /\/(msw|pg|redis|@redis|testcontainers)\//.test(input),
+  (input) =>
+    /^dist\/(sandbox|testing|cli|stores\/|queues\/|testcontainers)/.test(input) ||
+    /\/(msw|pg|pg-boss|bullmq|redis|@redis|testcontainers)\//.test(input),
 )) {
   problems.push(`the root bundle includes ${path}`);
 }

@@ -44,6 +44,17 @@ export type {
 export type { RetryBudgetOptions, RetryClass } from './core/retry.js';
 export type { RequestOptions } from './core/transport.js';
 export {
+  createFollowUps,
+  DEFAULT_FOLLOW_UP_SCHEDULE,
+  type FollowUps,
+  type FollowUpsOptions,
+  type SessionEndedContext,
+} from './follow-ups/follow-ups.js';
+export { memoryFollowUpQueue } from './follow-ups/memory-queue.js';
+export type { FollowUpJob, FollowUpQueue, FollowUpTarget } from './follow-ups/queue.js';
+export type { FollowUpReader } from './follow-ups/read.js';
+export { followUpTargetKey } from './follow-ups/target.js';
+export {
   type DecodeRedirectOptions,
   decodeRedirectData,
   type ExpectedRedirect,
@@ -55,7 +66,13 @@ export {
 } from './helpers/redirect.js';
 export { type ParsedReference, parseReference, type ReferenceKind } from './helpers/references.js';
 export { webhookEventKey } from './helpers/webhook-key.js';
-export { type MemoryWebhookStoreOptions, memoryWebhookStore, type WebhookClaim, type WebhookStore } from './helpers/webhook-store.js';
+export {
+  type MemoryWebhookStoreOptions,
+  memoryWebhookStore,
+  type WebhookClaim,
+  type WebhookStore,
+  type WebhookTransaction,
+} from './helpers/webhook-store.js';
 export * from './helpers/webhooks.js';
 export type { Modifications } from './resources/modifications.js';
 export type { Pos } from './resources/pos.js';

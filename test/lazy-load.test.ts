@@ -47,7 +47,7 @@ it('loads p-retry, uuid, the schema compiler and @opentelemetry/api on the first
 // importing or requiring any other entry point, ESM or CJS, loads none of it.
 it('loads testcontainers only from payment-service-sdk/testcontainers', async () => {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const entries = ['index', 'testing', 'sandbox', 'stores/sqlite', 'stores/postgres', 'stores/redis'];
+  const entries = ['index', 'testing', 'sandbox', 'stores/sqlite', 'stores/postgres', 'stores/redis', 'queues/pg-boss', 'queues/bullmq'];
   const check = `
 import { registerHooks, createRequire } from 'node:module';
 const loaded = [];
@@ -67,3 +67,29 @@ console.log(JSON.stringify(result));
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', check], { cwd: root });
   expect(JSON.parse(stdout)).toEqual({ ...Object.fromEntries(entries.map((entry) => [entry, 0])), testcontainers: true });
 }, 20_000);
+
+// `pg-boss` and `bullmq` (optional peers, devDependencies here) are for the follow-up queues only:
+// no other entry point loads either, ESM or CJS; queues/pg-boss loads neither (it takes the app's
+// boss), and queues/bullmq loads bullmq only.
+it('loads pg-boss and bullmq only from payment-service-sdk/queues/*', async () => {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const entries = ['index', 'testing', 'sandbox', 'stores/sqlite', 'stores/postgres', 'stores/redis', 'testcontainers', 'queues/pg-boss'];
+  const check = `
+import { registerHooks, createRequire } from 'node:module';
+const loaded = [];
+registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+const from = (name) => loaded.filter((url) => url.includes('/node_modules/' + name + '/')).length;
+const require = createRequire(${JSON.stringify(`${root}/`)});
+const result = {};
+for (const entry of ${JSON.stringify(entries)}) {
+  await import(${JSON.stringify(`${new URL('../dist/', import.meta.url).href}`)} + entry + '.mjs');
+  require('./dist/' + entry + '.cjs');
+  result[entry] = [from('pg-boss'), from('bullmq')];
+}
+await import(${JSON.stringify(new URL('../dist/queues/bullmq.mjs', import.meta.url).href)});
+result['queues/bullmq'] = [from('pg-boss'), from('bullmq') > 0];
+console.log(JSON.stringify(result));
+`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', check], { cwd: root });
+  expect(JSON.parse(stdout)).toEqual({ ...Object.fromEntries(entries.map((entry) => [entry, [0, 0]])), 'queues/bullmq': [0, true] });
+}, 30_000);

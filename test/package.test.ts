@@ -94,9 +94,17 @@ describe('a fresh clone', () => {
         'dist/stores/postgres.sql',
         'dist/fixture.schema.json',
         'dist/openapi.json',
-        ...['index', 'sandbox', 'testing', 'stores/sqlite', 'stores/postgres', 'stores/redis', 'testcontainers'].flatMap((name) =>
-          ['mjs', 'cjs', 'd.ts', 'd.cts'].map((extension) => `dist/${name}.${extension}`),
-        ),
+        ...[
+          'index',
+          'sandbox',
+          'testing',
+          'stores/sqlite',
+          'stores/postgres',
+          'stores/redis',
+          'queues/pg-boss',
+          'queues/bullmq',
+          'testcontainers',
+        ].flatMap((name) => ['mjs', 'cjs', 'd.ts', 'd.cts'].map((extension) => `dist/${name}.${extension}`)),
       ]),
     );
     expect(paths.filter((path) => /^(src|test|examples|scripts|docs)\//.test(path))).toEqual([]);

@@ -285,7 +285,10 @@ describe('createWebhookHandler with a store', () => {
       expect((await handler(delivery(chargeback))).status).toBe(200);
     }
     const key = webhookEventKey(parseWebhook(chargeback));
-    expect(contexts).toEqual([{ key }, { key }]);
+    expect(contexts).toEqual([
+      { key, transaction: expect.any(Function) },
+      { key, transaction: expect.any(Function) },
+    ]);
   });
 
   it('stores a key longer than 500 characters as its SHA-256, and still runs the event once', async () => {
@@ -302,7 +305,7 @@ describe('createWebhookHandler with a store', () => {
     const digest = createHash('sha256')
       .update(webhookEventKey(parseWebhook(big)))
       .digest('hex');
-    expect(contexts).toEqual([{ key: `sha256:${digest}` }]);
+    expect(contexts).toEqual([{ key: `sha256:${digest}`, transaction: expect.any(Function) }]);
   });
 
   it('answers 500 without running the callback when the store or eventKey fails, and 200 when only complete fails', async () => {
@@ -416,6 +419,7 @@ describe('createWebhookHandler with confirm', () => {
           event: parseWebhook(authorisation({ paymentStatus: 'REFUSED' })),
           record: expect.objectContaining({ posPaymentId: POS_ID, status: 'failed' }),
         },
+        transaction: expect.any(Function),
       },
     ]);
   });
@@ -458,7 +462,7 @@ describe('createWebhookHandler with confirm', () => {
       },
     });
     expect((await handler(delivery(chargeback))).status).toBe(200);
-    expect(contexts).toEqual([{ key: webhookEventKey(parseWebhook(chargeback)) }]);
+    expect(contexts).toEqual([{ key: webhookEventKey(parseWebhook(chargeback)), transaction: expect.any(Function) }]);
   });
 
   it('types the confirmation by event and accepts a PaymentClient', () => {

@@ -5,6 +5,7 @@ const { createSandbox } = require('payment-service-sdk/sandbox');
 const { sqliteWebhookStore } = require('payment-service-sdk/stores/sqlite');
 const { postgresWebhookStore } = require('payment-service-sdk/stores/postgres');
 const { redisWebhookStore } = require('payment-service-sdk/stores/redis');
+const { pgBossFollowUpQueue } = require('payment-service-sdk/queues/pg-boss');
 const { posTestAmount, TEST_TERMINALS } = require('payment-service-sdk/testing');
 
 const b64url = (bytes) => Buffer.from(bytes).toString('base64url');
@@ -49,6 +50,24 @@ async function main() {
     assert.equal(claim.status, 'claimed');
     assert.equal((await store.claim('REFUND:RF-1:success', 60_000)).status, 'busy');
     store.close();
+    // The pg-boss queue's subpath loads without pg-boss (the app hands its boss in)...
+    const sent = [];
+    const boss = {
+      createQueue: async () => {},
+      send: async (_name, _data, { id }) => {
+        sent.push(id);
+        return id;
+      },
+      work: async () => 'w',
+      offWork: async () => {},
+    };
+    await pgBossFollowUpQueue(boss).schedule({ id: 'session:S-1#0', target: { sessionId: 'S-1' }, check: 0, trackedAt: 0 }, 0);
+    assert.match(sent[0], /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    // ...and BullMQ's needs its optional peer, which this app lacks: loading it names it.
+    assert.throws(
+      () => require('payment-service-sdk/queues/bullmq'),
+      (error) => error.code === 'MODULE_NOT_FOUND' && error.message.includes("'bullmq'"),
+    );
     // The testcontainers subpath needs its optional peer, which this app lacks: loading it names it.
     assert.throws(
       () => require('payment-service-sdk/testcontainers'),

@@ -13,6 +13,7 @@ import {
   VERSION,
 } from 'payment-service-sdk';
 import openapi from 'payment-service-sdk/openapi.json' with { type: 'json' };
+import { pgBossFollowUpQueue } from 'payment-service-sdk/queues/pg-boss';
 import { createSandbox } from 'payment-service-sdk/sandbox';
 import { postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
 import { redisWebhookStore } from 'payment-service-sdk/stores/redis';
@@ -75,6 +76,24 @@ try {
   const served = await (await fetch(`${baseUrl}/openapi.json`)).json();
   assert.deepEqual({ ...served, servers: openapi.servers }, openapi);
 
+  // The pg-boss queue's subpath loads without pg-boss (the app hands its boss in)...
+  const sent = [];
+  const boss = {
+    createQueue: async () => {},
+    send: async (_name, _data, { id }) => {
+      sent.push(id);
+      return id;
+    },
+    work: async () => 'w',
+    offWork: async () => {},
+  };
+  await pgBossFollowUpQueue(boss).schedule({ id: 'session:S-1#0', target: { sessionId: 'S-1' }, check: 0, trackedAt: 0 }, 0);
+  assert.match(sent[0], /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  // ...and BullMQ's needs its optional peer, which this app lacks: loading it names it.
+  await assert.rejects(
+    import('payment-service-sdk/queues/bullmq'),
+    (error) => error.code === 'ERR_MODULE_NOT_FOUND' && error.message.includes("'bullmq'"),
+  );
   // The testcontainers subpath needs its optional peer, which this app lacks: loading it names it.
   await assert.rejects(
     import('payment-service-sdk/testcontainers'),

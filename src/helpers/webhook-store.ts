@@ -3,6 +3,7 @@
  * across deliveries and processes, and `memoryWebhookStore`, the one-process store. The SQLite,
  * PostgreSQL and Redis stores live in their own subpaths (`payment-service-sdk/stores/*`).
  */
+import { ConfigurationError } from '../core/errors.js';
 import { MAX_KEY_LENGTH } from './webhook-key.js';
 
 /**
@@ -34,6 +35,59 @@ export interface WebhookStore {
   complete(key: string, token: string): Promise<void>;
   /** Frees `key` (the callback failed), only if `token` still holds its claim. */
   release(key: string, token: string): Promise<void>;
+  /**
+   * Optional: runs `fn` with a connection of the store's own database inside one transaction that
+   * also marks `key` done, committed together or not at all. The transaction first marks the key
+   * done under `token` (locking it), and rolls back, writing nothing, when `token` no longer holds
+   * the claim (its lease ended and another took it). The SQL stores have it (PostgreSQL on a `pg`
+   * `Pool`: a client of the pool inside `BEGIN`; SQLite: the store's `DatabaseSync` inside
+   * `BEGIN IMMEDIATE`); the memory and Redis stores do not. Callbacks reach it as `context.transaction`.
+   */
+  transaction?<Result>(key: string, token: string, fn: (connection: unknown) => Result | PromiseLike<Result>): Promise<Result>;
+}
+
+/**
+ * `context.transaction` of a webhook or follow-up callback: runs `fn` with a connection of the
+ * store's database inside a transaction that also marks the event done, committed together or not
+ * at all, so that rows written through `connection` are written exactly once whatever is killed
+ * when. Name the connection's type on `fn`'s parameter: a `pg` `PoolClient` with
+ * `postgresWebhookStore` (built on a `Pool`), the store's `DatabaseSync` with `sqliteWebhookStore`.
+ * Once per event. Rejects with a `ConfigurationError` (before running `fn`) when the store cannot
+ * (memory, Redis, your own without `transaction`, or no store), and with the store's error, having
+ * written nothing, when the claim is no longer this process's. An email or an HTTP call inside
+ * `fn` is not covered: only rows of that database are.
+ */
+export type WebhookTransaction = <Connection = unknown, Result = void>(
+  fn: (connection: Connection) => Result | PromiseLike<Result>,
+) => Promise<Result>;
+
+/** `context.transaction` for the claim `token` holds on `key`, and whether it committed (then `complete` is not needed). */
+export function claimTransaction(
+  store: WebhookStore | undefined,
+  key: string,
+  token: string | undefined,
+): { transaction: WebhookTransaction; committed(): boolean } {
+  let state: 'unused' | 'started' | 'committed' = 'unused';
+  const transaction = async <Connection, Result>(fn: (connection: Connection) => Result | PromiseLike<Result>): Promise<Result> => {
+    if (!store?.transaction || token === undefined)
+      throw new ConfigurationError(
+        'store',
+        'context.transaction needs a store that runs transactions: postgresWebhookStore (on a pg Pool) or sqliteWebhookStore',
+      );
+    if (state !== 'unused') throw new TypeError('context.transaction runs once per event: make all its writes in one fn');
+    state = 'started';
+    const result = await store.transaction(key, token, fn as (connection: unknown) => Result | PromiseLike<Result>);
+    state = 'committed';
+    return result;
+  };
+  return { transaction: transaction as WebhookTransaction, committed: () => state === 'committed' };
+}
+
+/** The error of a store's `transaction` whose claim is no longer `token`'s: nothing was written. */
+export function claimLost(key: string): Error {
+  return new Error(
+    `The claim on webhook event ${key} is no longer this process's (its lease ended and another took it): the transaction was rolled back`,
+  );
 }
 
 /** Options of {@link memoryWebhookStore}. */

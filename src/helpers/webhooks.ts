@@ -11,7 +11,7 @@ import {
   type WebhookEvent,
 } from '../schemas/webhooks.js';
 import { storedKey, webhookEventKey } from './webhook-key.js';
-import type { WebhookStore } from './webhook-store.js';
+import { claimTransaction, type WebhookStore, type WebhookTransaction } from './webhook-store.js';
 
 export {
   type AuthorisationEvent,
@@ -218,6 +218,11 @@ export interface WebhookContext<Confirmed = ConfirmedWebhook> {
    * without `confirm`, and for event codes the API cannot confirm (`onUnknown`).
    */
   confirmed?: Confirmed | undefined;
+  /**
+   * Writes rows of the store's own database in a transaction that also marks the event done
+   * (PostgreSQL and SQLite stores): exactly once whatever is killed when. See {@link WebhookTransaction}.
+   */
+  transaction: WebhookTransaction;
 }
 
 /**
@@ -553,6 +558,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     if (!callback) return OK;
     let key = '';
     let token: string | undefined;
+    let committed = () => false;
     try {
       key = eventKey(event);
       if (typeof key !== 'string' || key === '') throw new TypeError('eventKey must return a non-empty string');
@@ -566,7 +572,10 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
           throw new TypeError('The webhook store answered a claim with neither claimed, done nor busy');
       }
       const confirmed = confirm && known ? await confirm.webhooks.confirm(event as AuthorisationEvent | RefundEvent) : undefined;
-      await callback(event, request(), confirm && known ? { key, confirmed } : { key });
+      const claimed = claimTransaction(store, key, token);
+      committed = claimed.committed;
+      const { transaction } = claimed;
+      await callback(event, request(), confirm && known ? { key, confirmed, transaction } : { key, transaction });
     } catch (error) {
       // The claim then ends with its lease if release fails: the answer makes the sender retry anyway.
       if (token !== undefined) await quietly(() => store?.release(key, token as string), event);
@@ -574,7 +583,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       return error instanceof WebhookNotConfirmedError ? notConfirmed(error) : FAILED;
     }
     // A complete that fails leaves the claim to end with its lease; the work is done, so the answer is 200.
-    if (token !== undefined) await quietly(() => store?.complete(key, token as string), event);
+    if (token !== undefined && !committed()) await quietly(() => store?.complete(key, token as string), event);
     return OK;
   }
 

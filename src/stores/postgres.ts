@@ -4,7 +4,7 @@
  * `pg`: the app hands its connection in.
  */
 import { ConfigurationError } from '../core/errors.js';
-import { checkStoreArguments, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
+import { checkStoreArguments, claimLost, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
 import { type ColumnShape, checkColumns } from './shape.js';
 import { tableOption } from './table.js';
 
@@ -15,6 +15,29 @@ import { tableOption } from './table.js';
 export interface PostgresQueryable {
   /** Runs one parameterised statement. */
   query(text: string, values: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** A client of a `pg` `Pool`, as `context.transaction` hands it to its `fn` (a `pg` `PoolClient`). */
+export interface PostgresPoolClient extends PostgresQueryable {
+  /** Gives the client back to its pool (`pg` destroys it when given an error). */
+  release(error?: Error | boolean): void;
+}
+
+/** A `pg` `Pool`: what `transaction` needs, since a transaction must hold one client of its own. */
+interface PostgresPool extends PostgresQueryable {
+  connect(): Promise<PostgresPoolClient>;
+  totalCount: number;
+}
+
+function isPool(pool: PostgresQueryable): pool is PostgresPool {
+  const candidate = pool as Partial<PostgresPool>;
+  return typeof candidate.connect === 'function' && typeof candidate.totalCount === 'number';
+}
+
+/** A {@link WebhookStore} with `transaction`, whose `fn` gets a {@link PostgresPoolClient} inside `BEGIN`. */
+export interface PostgresWebhookStore extends WebhookStore {
+  /** See {@link WebhookStore.transaction}: `fn` gets a client of the pool inside `BEGIN`. Needs the store built on a `Pool`. */
+  transaction<Result>(key: string, token: string, fn: (client: PostgresPoolClient) => Result | PromiseLike<Result>): Promise<Result>;
 }
 
 /** Options of {@link postgresWebhookStore}. */
@@ -154,7 +177,7 @@ interface ClaimRow {
  * wrong. Otherwise the methods reject with `pg`'s errors (the webhook handler then answers 500,
  * and the sender retries).
  */
-export function postgresWebhookStore(pool: PostgresQueryable, options: PostgresWebhookStoreOptions = {}): WebhookStore {
+export function postgresWebhookStore(pool: PostgresQueryable, options: PostgresWebhookStoreOptions = {}): PostgresWebhookStore {
   if (typeof (pool as PostgresQueryable | null)?.query !== 'function') {
     throw new ConfigurationError('pool', 'postgresWebhookStore needs a pg Pool or Client (anything with query(text, values))');
   }
@@ -191,6 +214,8 @@ export function postgresWebhookStore(pool: PostgresQueryable, options: PostgresW
     ON CONFLICT (key) DO UPDATE SET done_at = statement_timestamp()
     WHERE e.done_at IS NULL AND (e.token = $2 OR e.lease_until <= statement_timestamp())`;
   const releaseSql = `DELETE FROM ${table} WHERE key = $1 AND token = $2 AND done_at IS NULL`;
+  // Marks done and locks the row for the transaction's life: a claim racing it waits, then finds it done.
+  const doneSql = `UPDATE ${table} SET done_at = statement_timestamp() WHERE key = $1 AND token = $2 AND done_at IS NULL RETURNING key`;
 
   return {
     async claim(key, leaseMs): Promise<WebhookClaim> {
@@ -212,6 +237,28 @@ export function postgresWebhookStore(pool: PostgresQueryable, options: PostgresW
       checkStoreArguments(key, token);
       await ready();
       await pool.query(releaseSql, [key, token]);
+    },
+    async transaction<Result>(key: string, token: string, fn: (client: PostgresPoolClient) => Result | PromiseLike<Result>) {
+      checkStoreArguments(key, token);
+      if (!isPool(pool))
+        throw new ConfigurationError('pool', 'context.transaction needs postgresWebhookStore built on a pg Pool, not a single Client');
+      await ready();
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN', []);
+        if ((await client.query(doneSql, [key, token])).rows.length === 0) throw claimLost(key);
+        const result = await fn(client);
+        await client.query('COMMIT', []);
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK', []).catch((failure: unknown) => {
+          broken = failure instanceof Error ? failure : new Error(String(failure));
+        });
+        throw error;
+      } finally {
+        client.release(broken);
+      }
     },
   };
 }

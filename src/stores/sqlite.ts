@@ -4,7 +4,7 @@
  */
 import { ConfigurationError } from '../core/errors.js';
 import { type Database, loadSqlite } from '../core/sqlite.js';
-import { checkStoreArguments, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
+import { checkStoreArguments, claimLost, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
 import { type ColumnShape, checkColumns } from './shape.js';
 import { tableOption } from './table.js';
 
@@ -28,6 +28,12 @@ export interface SqliteWebhookStoreOptions {
 export interface SqliteWebhookStore extends WebhookStore {
   /** Closes the database connection; the store cannot be used afterwards. */
   close(): void;
+  /**
+   * See {@link WebhookStore.transaction}: `fn` gets the store's own `DatabaseSync` inside
+   * `BEGIN IMMEDIATE`. The store's other calls wait for it to end; write nothing else on that
+   * connection meanwhile.
+   */
+  transaction<Result>(key: string, token: string, fn: (db: Database) => Result | PromiseLike<Result>): Promise<Result>;
 }
 
 interface ClaimRow {
@@ -111,10 +117,18 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
      ON CONFLICT (key) DO UPDATE SET done_at = ?3 WHERE done_at IS NULL AND (token = ?2 OR lease_until <= ?3)`,
   );
   const release = db.prepare(`DELETE FROM ${table} WHERE key = ?1 AND token = ?2 AND done_at IS NULL`);
+  const markDone = db.prepare(`UPDATE ${table} SET done_at = ?3 WHERE key = ?1 AND token = ?2 AND done_at IS NULL`);
+  // A transaction in progress on the connection: the store's statements wait for its end, so as
+  // not to fall into it (node:sqlite has one connection, and fn may await).
+  let open: Promise<void> | undefined;
+  const idle = async () => {
+    while (open) await open;
+  };
 
   return {
     async claim(key, leaseMs): Promise<WebhookClaim> {
       checkStoreArguments(key, leaseMs, 'lease');
+      await idle();
       const token = newClaimToken();
       const now = Date.now();
       const row = claim.get(key, token, now, leaseMs) as unknown as ClaimRow;
@@ -124,11 +138,40 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
     },
     async complete(key, token) {
       checkStoreArguments(key, token);
+      await idle();
       complete.run(key, token, Date.now());
     },
     async release(key, token) {
       checkStoreArguments(key, token);
+      await idle();
       release.run(key, token);
+    },
+    async transaction<Result>(key: string, token: string, fn: (db: Database) => Result | PromiseLike<Result>): Promise<Result> {
+      checkStoreArguments(key, token);
+      await idle();
+      let end = () => {};
+      open = new Promise((resolve) => {
+        end = resolve;
+      });
+      try {
+        db.exec('BEGIN IMMEDIATE');
+        try {
+          if (Number(markDone.run(key, token, Date.now()).changes) === 0) throw claimLost(key);
+          const result = await fn(db);
+          db.exec('COMMIT');
+          return result;
+        } catch (error) {
+          try {
+            db.exec('ROLLBACK');
+          } catch {
+            // No transaction left to roll back (SQLite ended it on the error).
+          }
+          throw error;
+        }
+      } finally {
+        open = undefined;
+        end();
+      }
     },
     close() {
       db.close();

@@ -14,6 +14,9 @@ import {
   type WebhookClaim,
   type WebhookStore,
 } from 'payment-service-sdk';
+// Types only for BullMQ's queue: the module loads `bullmq` (an optional peer); pg-boss's loads no peer.
+import type { BullMqConnection, bullMqFollowUpQueue } from 'payment-service-sdk/queues/bullmq';
+import { type PgBossLike, pgBossFollowUpQueue } from 'payment-service-sdk/queues/pg-boss';
 import { createSandbox, type Sandbox, type SandboxOptions } from 'payment-service-sdk/sandbox';
 import { type PostgresQueryable, postgresWebhookStore } from 'payment-service-sdk/stores/postgres';
 import { type RedisEvaluator, redisWebhookStore } from 'payment-service-sdk/stores/redis';
@@ -65,6 +68,13 @@ export function stores(pool: PostgresQueryable, redis: RedisEvaluator): WebhookS
   return [postgresWebhookStore(pool, { createTable: true }), redisWebhookStore(redis, { prefix: 'shop:' })];
 }
 
+/** Both follow-up queues, typed in every module mode, on the app's engine objects. */
+export function queues(boss: PgBossLike, redis: BullMqConnection, bullMq: typeof bullMqFollowUpQueue) {
+  // @ts-expect-error the queue name is a string
+  pgBossFollowUpQueue(boss, { queue: 7 });
+  return [pgBossFollowUpQueue(boss, { queue: 'shop-follow-ups' }), bullMq(redis, { prefix: 'shop' })];
+}
+
 async function main(): Promise<string> {
   const options: SandboxOptions = { posDelayMs: 0 };
   const sandbox: Sandbox = createSandbox(options);
@@ -95,6 +105,19 @@ async function main(): Promise<string> {
     const claim: WebhookClaim = await store.claim('AUTHORISATION:PAY-1:AUTHORISED', 60_000);
     store.close();
     if (claim.status !== 'claimed') throw new Error(`SQLite store claim: ${claim.status}`);
+
+    const jobIds: string[] = [];
+    const boss: PgBossLike = {
+      createQueue: async () => {},
+      send: async (_name, _data, { id }) => {
+        jobIds.push(id);
+        return id;
+      },
+      work: async () => 'work',
+      offWork: async () => {},
+    };
+    await pgBossFollowUpQueue(boss).schedule({ id: 'session:S-1#0', target: { sessionId: 'S-1' }, check: 0, trackedAt: 0 }, 0);
+    if (!/^[0-9a-f-]{36}$/.test(jobIds[0] ?? '')) throw new Error(`pg-boss job id: ${String(jobIds[0])}`);
 
     const tenant: SandboxTenant = await sandboxTenant({ baseUrl, controlKey: sandbox.keys.test, name: 'consumer' });
     const tenantTerminals = await tenant.client.terminals.list();

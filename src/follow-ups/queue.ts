@@ -1,0 +1,28 @@
+// src/follow-ups/queue.ts
+/** What a follow-up watches: a session, a POS payment, or a refund of one of them. */
+export type FollowUpTarget =
+  | { sessionId: string }
+  | { posPaymentId: string }
+  | { refundReference: string; sessionId: string }
+  | { refundReference: string; posPaymentId: string };
+
+/** One scheduled check of a target. Plain JSON: queues store it as their job's data. */
+export interface FollowUpJob {
+  /** `followUpTargetKey(target) + '#' + check`: a queue keeps at most one job per id (scheduling an id that is waiting, delayed or running again is a no-op). */
+  id: string;
+  target: FollowUpTarget;
+  /** 0 for the first check, then 1, 2, ... */
+  check: number;
+  /** When `track` first saw the target (ms since the epoch): the horizon counts from here. */
+  trackedAt: number;
+}
+
+/** A durable job queue the follow-ups run on. Implement it for another engine in ~50 lines. */
+export interface FollowUpQueue {
+  /** Stores `job` to run once, no earlier than `delayMs` from now, on any instance; resolves once it is stored. Idempotent per `job.id`. */
+  schedule(job: FollowUpJob, delayMs: number): Promise<void>;
+  /** Starts running due jobs in this process, at most `concurrency` at once. At-least-once: a job whose handler throws, or whose process dies mid-run, runs again later. */
+  start(handler: (job: FollowUpJob) => Promise<void>, options: { concurrency: number }): Promise<void>;
+  /** Stops taking jobs; resolves once the handlers in flight have finished. Does not close the app's engine objects (boss, connection). */
+  stop(): Promise<void>;
+}
