@@ -5,8 +5,12 @@
  * webhook and a follow-up racing on one outcome run it once; a never-opened session reaches
  * onStale at the horizon; a callback that throws is run again by the next check.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   type AuthorisationEvent,
@@ -25,6 +29,7 @@ import {
   type Session,
   type WebhookContext,
 } from '../src/index.js';
+import { sqliteWebhookStore } from '../src/stores/sqlite.js';
 import { posTestAmount, TEST_TERMINALS } from '../src/testing/index.js';
 import { openPage, submitForm, useSandboxes } from './sandbox/support.js';
 
@@ -32,7 +37,7 @@ const sandboxes = useSandboxes();
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 const stops: (() => Promise<void>)[] = [];
 afterEach(async () => {
-  for (const stop of stops.splice(0)) await stop();
+  for (const stop of stops.splice(0).reverse()) await stop();
 });
 
 /** Polls `done` every 20 ms for at most 30 s (the machine is loaded: generous, never a speed assumption). */
@@ -528,6 +533,42 @@ describe('the default schedule', () => {
     } finally {
       vi.restoreAllMocks();
     }
+  });
+});
+
+describe('createFollowUps with context.transaction on the SQLite store', () => {
+  it("writes the callback's row and the done mark together, once, whatever the duplicates", { timeout: 60_000 }, async () => {
+    const { test: client } = await sandboxes.start();
+    const dir = mkdtempSync(join(tmpdir(), 'follow-ups-tx-'));
+    const store = sqliteWebhookStore({ path: join(dir, 'shop.db') });
+    stops.push(async () => {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const rows = () => (reader.prepare('SELECT key FROM ended').all() as { key: string }[]).map((row) => row.key);
+    const reader = new DatabaseSync(join(dir, 'shop.db'));
+    stops.push(async () => reader.close());
+    reader.exec('CREATE TABLE ended (key TEXT NOT NULL)');
+    const make = () =>
+      createFollowUps({
+        client,
+        store,
+        queue: memoryFollowUpQueue(),
+        schedule: [5],
+        onSessionEnded: (_session, { key, transaction }) =>
+          transaction((db: DatabaseSync) => void db.prepare('INSERT INTO ended VALUES (?)').run(key)),
+      });
+    // Two instances track the same session, as two app processes would.
+    const [one, two] = [make(), make()];
+    await Promise.all([start(one), start(two)]);
+    const created = await session(client, 'cancelled-tx');
+    await submitForm(created.paymentUrl, { action: 'cancel' });
+    await Promise.all([one.track({ sessionId: created.sessionId }), two.track({ sessionId: created.sessionId })]);
+    const key = `SESSION_ENDED:${created.sessionId}:cancelled`;
+    await until(() => rows().length > 0, 'the row');
+    await sleep(200);
+    expect(rows()).toEqual([key]);
+    expect(await store.claim(key, 1_000)).toEqual({ status: 'done' });
   });
 });
 

@@ -85,6 +85,8 @@ interface Outcome {
 /** One run: three shops on `store`, payments for `killMs` while a shop is killed every 2 s. */
 async function prove(store: string, name: string, effects: Effects, table: string, killMs: number): Promise<Outcome> {
   const sandbox = createSandbox({ posDelayMs: 0, seed: 32, webhookRetry: { attempts: 40, initialDelayMs: 500 } });
+  // The shops' log file (unused: their effects go to the table), kept out of the repository.
+  const dir = mkdtempSync(join(tmpdir(), 'tx-kill-log-'));
   const shops: Shop[] = [];
   const errors: string[] = [];
   try {
@@ -100,6 +102,7 @@ async function prove(store: string, name: string, effects: Effects, table: strin
       SHOP_LEASE_MS: '2000',
       SHOP_EFFECTS_TABLE: table,
       SHOP_EFFECT_HOLD_MS: '30',
+      SHOP_LOG: join(dir, 'unused.log'),
     };
     shops.push(...(await Promise.all(Array.from({ length: SHOPS }, () => startShop(env, 0, errors)))));
     sandbox.webhookUrls = shops.map((shop) => `http://127.0.0.1:${shop.port}/webhooks`);
@@ -178,6 +181,7 @@ async function prove(store: string, name: string, effects: Effects, table: strin
     for (const shop of shops) shop.child.kill('SIGKILL');
     await Promise.all(shops.map((shop) => shop.exited));
     await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
