@@ -30,10 +30,12 @@ import { build } from 'esbuild';
 // OpenAPI generator reads); pg and redis never reach the root (checked below). Issue 30 added
 // 0.46 kB (the POS errors' key and state on every path after a charge, the webhook key's escaping):
 // splitting POS recovery into a lazy chunk was tried and made the initial load larger (two gzip
-// streams compress worse than one).
-const BUDGET_INITIAL = 27_500;
-const BUDGET_REQUEST = 41_150;
-const BUDGET_TOTAL = 59_600;
+// streams compress worse than one). Issue 32 added 3.15 kB: createFollowUps, memoryFollowUpQueue
+// and context.transaction, which the issue puts in the root (loading the check logic on `start()`
+// was tried: a shared chunk made the initial load 1.2 kB larger still).
+const BUDGET_INITIAL = 30_700;
+const BUDGET_REQUEST = 44_350;
+const BUDGET_TOTAL = 62_850;
 
 /** Optional peer dependencies: the app's own packages when it has them, not counted (see the top). */
 const OPTIONAL_PEERS = ['@opentelemetry/api'];
