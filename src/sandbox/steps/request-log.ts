@@ -51,6 +51,8 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers): Step<Api
       const requestBody = bodyText(sent?.bytes ?? null, sent?.complete ?? true);
       const owner = caller ?? byWebcode(tenants, context, requestBody.text);
       const tenant = owner ?? tenants.main;
+      // A tenant removed while its request ran took its log with it: nothing left to write to.
+      if (tenant.removed.aborted) return answered.response;
       const scrub = new Scrubber([presented, ...Object.values(tenant.keys), ...Object.values(tenant.clientSecrets)]);
       const durationMs = performance.now() - started;
       tenant.requests.add(entryOf(context, { tenant: owner?.webcode ?? null, requestBody, answered, scrub, at, durationMs }), at);
