@@ -78,14 +78,17 @@ export class RequestLog implements RequestLogStore {
     if (!this.enabled) return undefined;
     const seq = ++this.#last;
     this.#pending.push({ seq, entry, atMs });
-    this.#timer ??= setTimeout(() => {
-      this.#timer = undefined;
-      try {
-        this.flush();
-      } catch (error) {
-        this.#onError(error);
-      }
-    }, 0);
+    // A run of requests that never yields to the event loop (in process, with no I/O) must not pile up entries.
+    if (this.#pending.length >= TRIM_EVERY) this.flush();
+    else
+      this.#timer ??= setTimeout(() => {
+        this.#timer = undefined;
+        try {
+          this.flush();
+        } catch (error) {
+          this.#onError(error);
+        }
+      }, 0);
     return { id: `${this.#prefix}${seq}`, ...entry };
   }
 
