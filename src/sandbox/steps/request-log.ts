@@ -64,9 +64,12 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
   };
 }
 
-/** The request as received, its body the bytes read from it. */
+/**
+ * The request as received, its body the bytes read from it. Without its `signal`: no API step
+ * reads one, and following a signal costs each request an abort listener and a finalizer.
+ */
 function withBody(request: Request, bytes: Uint8Array<ArrayBuffer>): Request {
-  return new Request(request.url, { method: request.method, headers: request.headers, body: bytes, signal: request.signal });
+  return new Request(request.url, { method: request.method, headers: request.headers, body: bytes });
 }
 
 /** The answer's body as the log keeps it, and the answer to send: as it was, or rebuilt around the bytes read. */
