@@ -380,6 +380,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
         scheduler.close();
         await tenants.closeMade();
         await scheduler.settled();
+        main.requests.close();
         store.close();
       })();
       return closing;

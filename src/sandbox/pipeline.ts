@@ -43,7 +43,7 @@ export interface PipelineParts {
 
 export function pipeline(parts: PipelineParts): Next<Incoming> {
   const api = chain<ApiRequest>()
-    .use(requestLog(parts.tenants, parts.failures))
+    .use(requestLog(parts.tenants, parts.failures, parts.maxBodyBytes))
     .use(endpoint())
     .use(tenant(parts.tenants))
     .use(faults(parts.failures.traceId, parts.maxBodyBytes))

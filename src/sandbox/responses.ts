@@ -67,6 +67,12 @@ export function failureBody(failure: ServiceFailure, traceId: string): string {
   });
 }
 
+/**
+ * Set on the answers {@link jsonResponse} makes: their body's text, so that the request log reads it
+ * without reading (and rebuilding) the answer's stream.
+ */
+export const BODY_TEXT = Symbol('payment-service-sdk.sandbox.bodyText');
+
 export function jsonResponse(status: number, body: string, extra?: Record<string, string>): Response {
-  return new Response(body, { status, headers: { ...JSON_HEADERS, ...extra } });
+  return Object.assign(new Response(body, { status, headers: { ...JSON_HEADERS, ...extra } }), { [BODY_TEXT]: body });
 }

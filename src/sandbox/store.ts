@@ -413,6 +413,12 @@ export class SandboxStore {
   }
 
   readonly #watchers = new Set<() => void>();
+  readonly #beforeClear = new Set<() => void>();
+
+  /** Calls `listener` inside {@link SandboxStore.clear}'s transaction, before it deletes anything. */
+  beforeClear(listener: () => void): void {
+    this.#beforeClear.add(listener);
+  }
 
   /** Calls `watcher` after each transaction that changed something; returns the function that stops it. */
   watch(watcher: () => void): () => void {
@@ -626,6 +632,8 @@ export class SandboxStore {
    * transaction. The counters stay, so that no id or payment link of before is ever given out again.
    */
   clear(): void {
+    // Writes held back for a batch (the request log's) land first, so that they are cleared too.
+    for (const listener of this.#beforeClear) listener();
     for (const table of [
       'sessions',
       'pos_payments',

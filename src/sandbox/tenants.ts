@@ -151,7 +151,7 @@ export function openTenant(settings: TenantSettings): Tenant {
   const control = new SandboxControl({ store, api, webhooks, scheduler, clock, origin: settings.origin });
   let requests: RequestLog;
   try {
-    requests = new RequestLog(store, { webcode, size: settings.requestLogSize });
+    requests = new RequestLog(store, { webcode, size: settings.requestLogSize, onError: report });
     store.purgeIdempotency(clock.now() - settings.idempotencyTtlMs);
     // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
     scheduler.runDue();
@@ -351,6 +351,7 @@ export class Tenants {
 /** Closes a tenant that has not answered anything yet: nothing can be in flight. */
 function closeNow(tenant: Tenant): void {
   tenant.scheduler.close();
+  tenant.requests.close();
   tenant.store.close();
 }
 
@@ -359,6 +360,7 @@ async function closeTenant(tenant: Tenant): Promise<void> {
   if (tenant.scheduler.closed) return;
   tenant.scheduler.close();
   await tenant.scheduler.settled();
+  tenant.requests.close();
   tenant.store.close();
 }
 

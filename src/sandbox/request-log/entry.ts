@@ -25,11 +25,18 @@ export function bodyText(bytes: Uint8Array | null, complete = true): LoggedBody 
   return { text: new TextDecoder().decode(cut, { stream: true }), truncated: true };
 }
 
+/** Text already decoded (an answer's body as the sandbox wrote it), cut as {@link bodyText} cuts bytes. */
+export function textBody(text: string): LoggedBody {
+  // A UTF-16 unit is at most 3 bytes of UTF-8: most bodies need no encoding to be measured.
+  if (text.length * 3 <= MAX_LOGGED_BODY_BYTES) return { text: text === '' ? null : text, truncated: false };
+  return bodyText(new TextEncoder().encode(text));
+}
+
 /** Up to `limit` bytes of a body stream, then no more is read; `complete` when it ended within them. */
 export async function readUpTo(
   stream: ReadableStream<Uint8Array> | null,
   limit: number,
-): Promise<{ bytes: Uint8Array; complete: boolean }> {
+): Promise<{ bytes: Uint8Array<ArrayBuffer>; complete: boolean }> {
   if (!stream) return { bytes: new Uint8Array(0), complete: true };
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
@@ -72,16 +79,16 @@ export function queryRecord(params: URLSearchParams, scrub: (text: string) => st
 }
 
 /** Which list of {@link RequestLogReferences} a field or path parameter that names a record belongs to. */
-const KIND_OF_FIELD: Record<string, keyof RequestLogReferences> = {
-  sessionId: 'sessionIds',
-  paymentReference: 'paymentReferences',
-  posPaymentId: 'posPaymentIds',
-  refundReference: 'modificationReferences',
-  captureReference: 'modificationReferences',
-  cancelReference: 'modificationReferences',
-  extendReference: 'modificationReferences',
-  operationReference: 'modificationReferences',
-};
+const KIND_OF_FIELD = new Map<string, keyof RequestLogReferences>([
+  ['sessionId', 'sessionIds'],
+  ['paymentReference', 'paymentReferences'],
+  ['posPaymentId', 'posPaymentIds'],
+  ['refundReference', 'modificationReferences'],
+  ['captureReference', 'modificationReferences'],
+  ['cancelReference', 'modificationReferences'],
+  ['extendReference', 'modificationReferences'],
+  ['operationReference', 'modificationReferences'],
+]);
 
 /** Collects the records a request names or made, each once, by kind. */
 export class ReferenceSet {
@@ -89,7 +96,8 @@ export class ReferenceSet {
 
   /** A record named by `field` (`sessionId`, `refundReference`, ...); other fields are not records. */
   add(field: string, value: unknown): void {
-    const kind = KIND_OF_FIELD[field];
+    // A Map: a body's `constructor` or `__proto__` names no kind.
+    const kind = KIND_OF_FIELD.get(field);
     if (kind === undefined || typeof value !== 'string' || value === '' || value.length > 200) return;
     const list = this.#lists[kind];
     if (!list.includes(value)) list.push(value);
@@ -98,7 +106,7 @@ export class ReferenceSet {
   /** The record fields at the top of a JSON object (a request body, an answer's `data`). */
   addFieldsOf(value: unknown): void {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
-    for (const [field, inner] of Object.entries(value)) if (field in KIND_OF_FIELD) this.add(field, inner);
+    for (const [field, inner] of Object.entries(value)) this.add(field, inner);
   }
 
   /** The path parameters, named by the route's template: `GET /payment/session/{sessionId}`. */

@@ -30,62 +30,113 @@ export type NewEntry = Omit<RequestLogEntry, 'id'>;
 const INSERT = `INSERT INTO request_log (seq, environment, at, method, operation, status, idempotency_key, trace_id, refs, record)
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
-/** One tenant's log. */
+/** An entry waiting for the next write. */
+interface Pending {
+  seq: number;
+  entry: NewEntry;
+  atMs: number;
+}
+
+/**
+ * One tenant's log. Entries are written in batches, one transaction per turn of the event loop
+ * rather than one per request (under load, many requests share it); every read writes what is
+ * pending first, so a read never misses an entry already answered.
+ */
 export class RequestLog implements RequestLogStore {
   readonly #store: SandboxStore;
   readonly #prefix: string;
+  readonly #onError: (error: unknown) => void;
   /** How many entries are kept; 0: none are. */
   readonly size: number;
   #last: number;
   #sinceTrim = 0;
+  #pending: Pending[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #closed = false;
 
-  /** `webcode` begins the ids; `size` is the bound (0 turns the log off). */
-  constructor(store: SandboxStore, options: { webcode: string; size: number }) {
+  /** `webcode` begins the ids; `size` is the bound (0 turns the log off); `onError` gets a failed batch write. */
+  constructor(store: SandboxStore, options: { webcode: string; size: number; onError?: (error: unknown) => void }) {
     if (!Number.isSafeInteger(options.size) || options.size < 0) {
       throw new TypeError(`requestLogSize must be a whole number, 0 or more (0 turns the log off); got ${String(options.size)}`);
     }
     this.#store = store;
     this.#prefix = `${options.webcode}-REQ-`;
+    this.#onError = options.onError ?? ((error) => console.error('payment-service-sdk sandbox: request log:', error));
     this.size = options.size;
     // The highest number ever given, kept by SQLite even when the rows are deleted: no id is given twice.
     this.#last = (store.statement("SELECT seq FROM sqlite_sequence WHERE name = 'request_log'").get()?.seq as number | undefined) ?? 0;
+    store.beforeClear(() => this.flush());
   }
 
   /** Whether entries are kept at all. */
   get enabled(): boolean {
-    return this.size > 0;
+    return this.size > 0 && !this.#closed;
   }
 
-  /** Stores an entry (nothing when the log is off); the entry with its id. `atMs` is its `at`, for the time filters. */
+  /** Takes an entry (nothing when the log is off); the entry with its id. `atMs` is its `at`, for the time filters. */
   add(entry: NewEntry, atMs: number): RequestLogEntry | undefined {
     if (!this.enabled) return undefined;
-    const seq = this.#last + 1;
-    const store = this.#store;
-    store.transaction(() => {
-      store
-        .statement(INSERT)
-        .run(
-          seq,
-          entry.environment,
-          atMs,
-          entry.method,
-          entry.operation,
-          entry.status,
-          entry.idempotencyKey,
-          entry.traceId,
-          refsColumn(entry.references),
-          JSON.stringify(entry),
-        );
-      if (++this.#sinceTrim >= TRIM_EVERY) {
-        store.statement('DELETE FROM request_log WHERE seq <= ?').run(seq - this.size);
-        this.#sinceTrim = 0;
-      }
-    });
-    this.#last = seq;
+    const seq = ++this.#last;
+    this.#pending.push({ seq, entry, atMs });
+    // A run of requests that never yields to the event loop (in process, with no I/O) must not pile up entries.
+    if (this.#pending.length >= TRIM_EVERY) this.flush();
+    else
+      this.#timer ??= setTimeout(() => {
+        this.#timer = undefined;
+        try {
+          this.flush();
+        } catch (error) {
+          this.#onError(error);
+        }
+      }, 0);
     return { id: `${this.#prefix}${seq}`, ...entry };
   }
 
+  /** Writes the pending entries, trimming the rows past the bound as it goes. */
+  flush(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#pending.length === 0) return;
+    const batch = this.#pending;
+    this.#pending = [];
+    const store = this.#store;
+    store.transaction(() => {
+      const insert = store.statement(INSERT);
+      for (const { seq, entry, atMs } of batch) {
+        const { environment, method, operation, status, idempotencyKey, traceId, references } = entry;
+        insert.run(
+          seq,
+          environment,
+          atMs,
+          method,
+          operation,
+          status,
+          idempotencyKey,
+          traceId,
+          refsColumn(references),
+          JSON.stringify(entry),
+        );
+        if (++this.#sinceTrim >= TRIM_EVERY) {
+          store.statement('DELETE FROM request_log WHERE seq <= ?').run(seq - this.size);
+          this.#sinceTrim = 0;
+        }
+      }
+    });
+  }
+
+  /** Writes what is pending and takes no more entries (the store is about to close). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    try {
+      this.flush();
+    } catch (error) {
+      this.#onError(error);
+    }
+  }
+
   list(environment: Environment, query: RequestLogQuery = {}): RequestLogPage {
+    this.flush();
     const parsed = parseWith(RequestLogQuery, query);
     const [where, values] = this.#where(environment, parsed);
     const total = this.#store.statement(`SELECT count(*) AS n FROM request_log${where}`).get(...values)?.n as number;
@@ -110,16 +161,19 @@ export class RequestLog implements RequestLogStore {
     if (!id.startsWith(this.#prefix)) return undefined;
     const number = id.slice(this.#prefix.length);
     if (!/^[1-9]\d{0,15}$/.test(number)) return undefined;
+    this.flush();
     const row = this.#store.statement('SELECT record FROM request_log WHERE seq = ? AND seq > ?').get(Number(number), this.#floor());
     return row ? this.#entry(Number(number), row.record as string) : undefined;
   }
 
   count(environment: Environment, filter: RequestLogFilter = {}): number {
+    this.flush();
     const [where, values] = this.#where(environment, parseWith(RequestLogFilter, filter));
     return this.#store.statement(`SELECT count(*) AS n FROM request_log${where}`).get(...values)?.n as number;
   }
 
   clear(environment: Environment, filter: RequestLogFilter = {}): number {
+    this.flush();
     const [where, values] = this.#where(environment, parseWith(RequestLogFilter, filter));
     return Number(this.#store.transaction(() => this.#store.statement(`DELETE FROM request_log${where}`).run(...values)).changes);
   }
@@ -128,6 +182,7 @@ export class RequestLog implements RequestLogStore {
   touching(environment: Environment, references: readonly string[], take = 50): RequestLogEntry[] {
     const wanted = references.filter((reference) => reference !== '');
     if (wanted.length === 0) return [];
+    this.flush();
     const rows = this.#store
       .statement(
         `SELECT seq, record FROM request_log WHERE environment = ? AND seq > ? AND (${wanted.map(() => 'instr(refs, ?) > 0').join(' OR ')})
