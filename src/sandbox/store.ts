@@ -190,6 +190,13 @@ const SESSION_ENDS = `UPDATE sessions SET record = json_set(record,
    WHERE ended_at IS NULL;
    UPDATE sessions SET ended_at = json_extract(record, '$.endedAt') WHERE ended_at IS NULL;`;
 
+/** The request log's table, named `name` (`log.request_log` in the temporary file of an in-memory store). */
+function requestLogTable(name: string): string {
+  return `CREATE TABLE ${name} (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT, environment TEXT NOT NULL, at INTEGER NOT NULL, method TEXT NOT NULL,
+     operation TEXT, status INTEGER NOT NULL, idempotency_key TEXT, trace_id TEXT, refs TEXT NOT NULL, record TEXT NOT NULL);`;
+}
+
 /**
  * Forward migrations: entry `n` brings a database from version `n` to `n + 1`
  * (`PRAGMA user_version`). Append only.
@@ -252,9 +259,7 @@ const MIGRATIONS = [
   // The request log (request-log/store.ts): what each request to the API sent and got back. Its
   // columns are what its filters read; the entry is the JSON of the last column, read only for the
   // rows answered. AUTOINCREMENT: a number is never given twice, even once its rows are deleted.
-  `CREATE TABLE request_log (
-     seq INTEGER PRIMARY KEY AUTOINCREMENT, environment TEXT NOT NULL, at INTEGER NOT NULL, method TEXT NOT NULL,
-     operation TEXT, status INTEGER NOT NULL, idempotency_key TEXT, trace_id TEXT, refs TEXT NOT NULL, record TEXT NOT NULL);`,
+  requestLogTable('request_log'),
 ];
 
 /** The database file in a data folder. */
@@ -403,6 +408,7 @@ export class SandboxStore {
           this.#db.exec(SESSION_ENDS);
         }
       });
+      if (dataDir === undefined) this.#requestLogOnDisk();
       this.runs = this.#bump('runs');
       // A job claimed by the run before this one was under way when it stopped: it runs again.
       this.statement('UPDATE jobs SET claimed = 0 WHERE claimed <> 0').run();
@@ -646,6 +652,17 @@ export class SandboxStore {
       'request_log',
     ])
       this.statement(`DELETE FROM ${table}`).run();
+  }
+
+  /**
+   * Without a data folder, the request log's rows (10 000 a tenant by default, a few KB each) would
+   * all sit in this process's memory: they go to a private temporary file instead (SQLite's
+   * `ATTACH ''`, deleted when the database closes), of which SQLite keeps a 1 MB cache in memory.
+   * The other tables stay in memory; unqualified, `request_log` now names the file's table.
+   */
+  #requestLogOnDisk(): void {
+    this.#db.exec("ATTACH '' AS log; PRAGMA log.cache_size = -1024; PRAGMA log.journal_mode = OFF; DROP TABLE main.request_log");
+    this.#db.exec(requestLogTable('log.request_log'));
   }
 
   /** The typed read methods of `sandbox.records`. */

@@ -18,9 +18,9 @@ export interface WithBody {
 
 export function body<C extends ApiCall & Caller>(maxBodyBytes: number): Step<C, C & WithBody> {
   return async (context, next) => {
-    const { request, url, key, tenant } = context;
+    const { request, url, key, tenant, received } = context;
     const post = request.method === 'POST';
-    const body = post ? jsonObject(await readJsonText(request, maxBodyBytes)) : {};
+    const body = post ? jsonObject(await readJsonText(request, maxBodyBytes, received)) : {};
     const sentWebcode = post ? body.webcode : url.searchParams.get('webcode');
     if (sentWebcode === undefined || sentWebcode === null || sentWebcode === '') throw invalid('webcode is required');
     if (sentWebcode !== (key.webcode ?? tenant.webcode)) throw new ServiceFailure(403, 11008, 'webcode does not match the API key');

@@ -28,7 +28,7 @@ export function faults<C extends ApiCall & Caller>(traceId: () => string, maxBod
     if (before) {
       struck.push(before);
       // The operation never runs: the records the call names are in its path and body.
-      note(context, struck, [...context.params, ...referencesIn(await bodyOf(context.request, maxBodyBytes))]);
+      note(context, struck, [...context.params, ...referencesIn(await bodyOf(context.request, maxBodyBytes, context.received))]);
       return withFault(injected(before, traceId), before);
     }
     let answer: Response;
@@ -74,10 +74,10 @@ function note(context: ApiCall & Caller, struck: readonly FaultRuleState[], refe
 }
 
 /** A POST's JSON body, read only to find the records it names; `undefined` when there is none to read. */
-async function bodyOf(request: Request, limit: number): Promise<unknown> {
+async function bodyOf(request: Request, limit: number, received: Uint8Array | undefined): Promise<unknown> {
   if (request.method !== 'POST') return undefined;
   try {
-    return JSON.parse(await readText(request, limit));
+    return JSON.parse(await readText(request, limit, received));
   } catch {
     return undefined;
   }

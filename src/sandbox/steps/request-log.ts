@@ -48,7 +48,7 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
     const at = (caller ?? tenants.main).clock.now();
     // The body is read here once, and the steps below get it as bytes: cheaper than a clone's two streams.
     const sent = request.body ? await readUpTo(request.body, maxBodyBytes + 1) : null;
-    const forwarded = sent ? { ...context, request: withBody(request, sent.bytes) } : context;
+    const forwarded = sent ? { ...context, received: sent.bytes } : context;
     const answered = await readAnswer(await answer(forwarded, next));
     try {
       const requestBody = sent ? bodyText(sent.bytes.subarray(0, MAX_LOGGED_BODY_BYTES + 1), sent.complete) : bodyText(null);
@@ -64,14 +64,6 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
     }
     return answered.response;
   };
-}
-
-/**
- * The request as received, its body the bytes read from it. Without its `signal`: no API step
- * reads one, and following a signal costs each request an abort listener and a finalizer.
- */
-function withBody(request: Request, bytes: Uint8Array<ArrayBuffer>): Request {
-  return new Request(request.url, { method: request.method, headers: request.headers, body: bytes });
 }
 
 /** The answer's body as the log keeps it, and the answer to send: as it was, or rebuilt around the bytes read. */

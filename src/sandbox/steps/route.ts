@@ -8,6 +8,8 @@ import { apiPath, CONTROL_PREFIX, type Located } from './request.js';
 export interface ApiRequest extends Located {
   environment: Environment;
   path: string;
+  /** The body's bytes when the request log read them first (the request's own stream is then spent). */
+  received?: Uint8Array | undefined;
 }
 
 /** A page handler: its answer, or `undefined` for a path that is not its own. */
