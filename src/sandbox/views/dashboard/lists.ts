@@ -16,6 +16,7 @@ import {
   link,
   money,
   type PageParts,
+  pager,
   status,
   TENANT_PARAM,
   table,
@@ -42,16 +43,6 @@ function filterForm(
 ${typeSelect}<div><label for="filter-order">Order</label><select id="filter-order" name="order"><option value="desc"${params.order !== 'asc' && html` selected`}>newest first</option><option value="asc"${params.order === 'asc' && html` selected`}>oldest first</option></select></div>
 <button type="submit" class="secondary">Apply</button>
 </form>`;
-}
-
-function pager<R>(page: ControlPage<R>, path: string, query: URLSearchParams): Html {
-  const first = new URLSearchParams(query);
-  first.delete('cursor');
-  const next = new URLSearchParams(query);
-  if (page.cursor) next.set('cursor', page.cursor);
-  return html`<p class="pager">${query.has('cursor') && link(`${path}?${first}`, 'First page')}${
-    page.hasMore && page.cursor && link(`${path}?${next}`, 'Next page')
-  }<span class="muted">${page.total} in all</span></p>`;
 }
 
 function sessionRows(context: DashboardContext, environment: Environment, sessions: SessionRecord[]): Cell[][] {

@@ -185,3 +185,14 @@ export function table(caption: string, columns: Column[], rows: Cell[][], empty:
     (heading, index) => html`<th scope="col"${classes[index]}>${heading}</th>`,
   )}</tr></thead><tbody>${rows.map((cells) => html`<tr>${cells.map((cell, index) => html`<td${classes[index]}>${cell}</td>`)}</tr>`)}</tbody></table></div>`;
 }
+
+/** A listing's paging links: back to its first page, on to the next, and how many in all. */
+export function pager(page: { cursor: string | null; hasMore: boolean; total: number }, path: string, query: URLSearchParams): Html {
+  const first = new URLSearchParams(query);
+  first.delete('cursor');
+  const next = new URLSearchParams(query);
+  if (page.cursor) next.set('cursor', page.cursor);
+  return html`<p class="pager">${query.has('cursor') && link(`${path}?${first}`, 'First page')}${
+    page.hasMore && page.cursor && link(`${path}?${next}`, 'Next page')
+  }<span class="muted">${page.total} in all</span></p>`;
+}

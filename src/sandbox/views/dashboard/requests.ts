@@ -7,7 +7,7 @@ import type { Environment } from '../../../core/options.js';
 import { API_ROUTES } from '../../api/routes.js';
 import type { RequestLogEntry, RequestLogPage, RequestLogQuery } from '../../request-log/schema.js';
 import { type Html, html } from '../html.js';
-import { base, type Cell, type Column, type DashboardContext, href, link, type PageParts, TENANT_PARAM, table } from './parts.js';
+import { base, type Cell, type Column, type DashboardContext, href, link, type PageParts, pager, TENANT_PARAM, table } from './parts.js';
 
 /** `/{environment}/requests` and `/{environment}/requests/{id}`. */
 export const REQUESTS_PATH = /^\/(test|live)\/requests(?:\/([^/]+))?$/;
@@ -83,16 +83,6 @@ function queryOf(query: URLSearchParams): RequestLogQuery {
   const cursor = query.get('cursor');
   if (cursor) wanted.cursor = cursor;
   return wanted;
-}
-
-function pager(page: RequestLogPage, path: string, query: URLSearchParams): Html {
-  const first = new URLSearchParams(query);
-  first.delete('cursor');
-  const next = new URLSearchParams(query);
-  if (page.cursor) next.set('cursor', page.cursor);
-  return html`<p class="pager">${query.has('cursor') && link(`${path}?${first}`, 'First page')}${
-    page.hasMore && page.cursor && link(`${path}?${next}`, 'Next page')
-  }<span class="muted">${page.total} in all</span></p>`;
 }
 
 /** The Requests page; a filter of the wrong form throws the 400 failure naming it. */
