@@ -76,3 +76,8 @@ export const BODY_TEXT = Symbol('payment-service-sdk.sandbox.bodyText');
 export function jsonResponse(status: number, body: string, extra?: Record<string, string>): Response {
   return Object.assign(new Response(body, { status, headers: { ...JSON_HEADERS, ...extra } }), { [BODY_TEXT]: body });
 }
+
+/** The answer to a key the sandbox does not know, or no longer knows (its tenant was removed). */
+export function unknownKey(): ServiceFailure {
+  return new ServiceFailure(403, 11008, 'API key without permission for this resource');
+}

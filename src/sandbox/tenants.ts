@@ -10,9 +10,8 @@ import { keyedRandom, type OffsetClock, offsetClock, type SandboxClock, seededRa
 import { SandboxControl } from './control/control.js';
 import { FaultRules } from './faults.js';
 import { RequestLog } from './request-log/store.js';
-import { invalid, SANDBOX_CODES, ServiceFailure } from './responses.js';
+import { invalid, SANDBOX_CODES, ServiceFailure, unknownKey } from './responses.js';
 import { Scheduler } from './scheduler.js';
-import { unknownKey } from './steps/tenant.js';
 import { SandboxStore, SandboxStoreError } from './store.js';
 import { type MadeTenant, type TenantRegistry, WEBCODE } from './tenant-registry.js';
 import { type AttemptReport, WEBHOOK_ATTEMPT, WEBHOOK_COPIES, WebhookDispatcher, type WebhookRetryOptions } from './webhooks.js';

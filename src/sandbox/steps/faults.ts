@@ -8,11 +8,10 @@
  */
 import { DECLARED_LENGTH, FAULT_HEADER, type FaultRuleState, referencesIn, STRUCK_RULE } from '../faults.js';
 import { readText } from '../http/body.js';
-import { failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure } from '../responses.js';
+import { failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure, unknownKey } from '../responses.js';
 import type { Caller } from '../tenants.js';
 import type { Step } from './chain.js';
 import type { ApiCall } from './endpoint.js';
-import { unknownKey } from './tenant.js';
 
 export function faults<C extends ApiCall & Caller>(traceId: () => string, maxBodyBytes: number): Step<C> {
   return async (context, next) => {

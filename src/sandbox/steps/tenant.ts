@@ -5,15 +5,10 @@
  * closed store, even an answer), the key no longer exists, so 403 as for any unknown key.
  */
 import type { Environment } from '../../core/options.js';
-import { SANDBOX_CODES, ServiceFailure } from '../responses.js';
+import { SANDBOX_CODES, ServiceFailure, unknownKey } from '../responses.js';
 import type { Caller, Tenants } from '../tenants.js';
 import type { Step } from './chain.js';
 import type { Located } from './request.js';
-
-/** The answer to a key the sandbox does not know, or no longer knows (its tenant was removed). */
-export function unknownKey(): ServiceFailure {
-  return new ServiceFailure(403, 11008, 'API key without permission for this resource');
-}
 
 /** `environment` is the path's; `undefined` (the control API's routes of no environment) takes a key of either. */
 export function tenant<C extends Located & { environment?: Environment | undefined }>(tenants: Tenants): Step<C, C & Caller> {

@@ -5,7 +5,7 @@
  */
 import type { Environment } from '../../../core/options.js';
 import { API_ROUTES } from '../../api/routes.js';
-import type { RequestLogEntry, RequestLogPage, RequestLogQuery } from '../../request-log/schema.js';
+import type { RequestLogEntry, RequestLogQuery } from '../../request-log/schema.js';
 import { type Html, html } from '../html.js';
 import { base, type Cell, type Column, type DashboardContext, href, link, type PageParts, pager, TENANT_PARAM, table } from './parts.js';
 
