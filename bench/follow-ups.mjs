@@ -6,6 +6,8 @@
 
 const JOBS = Number(process.env.BENCH_FOLLOW_UP_JOBS ?? 500);
 const CONCURRENCY = 10;
+/** Outcome times spread evenly over the 24 h, for the schedule's mean cost and delay. */
+const UNIFORM_SAMPLES = Number(process.env.BENCH_FOLLOW_UP_SAMPLES ?? 100);
 const dist = (path) => new URL(`../dist/${path}`, import.meta.url).href;
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const p90 = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.9)];
@@ -86,73 +88,82 @@ export function printFollowUpQueues(section, table) {
 }
 
 /**
- * The default schedule's cost and delay, on a virtual clock (Date.now is replaced while it runs, and
- * a queue runs each check at its due time at once): the API calls a tracked session costs over its
- * life when its outcome comes at time T after `track` (or never: a session never opened, until the
- * 24 h horizon), and the time from that outcome to its callback with no webhook at all. The reads
- * go to a stand-in of the API (one `sessions.retrieve` per check, as against the service).
+ * The default schedule's cost and delay against a real sandbox (in process, over loopback HTTP),
+ * with time moved on the sandbox clock: each check runs at its due time at once, after
+ * `advanceClock` brought the sandbox there (the follow-ups' own `Date.now` reads the same time).
+ * For each outcome time T after `track` (or never: a session never opened stays pending until the
+ * 24 h horizon), the sandbox pays the session at T (`paySession`), every webhook dropped: the API
+ * calls the tracked session cost over its life, and the time from its outcome to its callback.
  */
 export async function followUpScheduleSection() {
-  const { createFollowUps, memoryWebhookStore, DEFAULT_FOLLOW_UP_SCHEDULE } = await import(dist('index.mjs'));
+  const { createFollowUps, memoryWebhookStore, DEFAULT_FOLLOW_UP_SCHEDULE, PaymentClient } = await import(dist('index.mjs'));
+  const { createSandbox } = await import(dist('sandbox.mjs'));
+  const sandbox = createSandbox();
+  const { baseUrl } = await sandbox.listen();
+  await sandbox.faults.add({ event: 'AUTHORISATION', effect: { type: 'drop' } });
+  let calls = 0;
+  const counting = (input, init) => {
+    calls++;
+    return fetch(input, init);
+  };
+  const client = new PaymentClient({ apiKey: sandbox.keys.test, webcode: sandbox.webcode, baseUrl, fetch: counting });
   const realNow = Date.now;
-  const start = realNow();
-  let now = start;
+  // The sandbox clock's lead on the system clock: what advanceClock moved it by.
+  let lead = 0;
+  const advanceTo = async (at) => {
+    const ms = Math.max(0, Math.round(at - (realNow() + lead)));
+    if (ms > 0) await sandbox.advanceClock(ms);
+    lead += ms;
+  };
   const simulate = async (finalAfterMs) => {
-    now = start;
     const jobs = [];
-    let calls = 0;
     let acted;
     let stale = false;
+    let handler;
     const queue = {
       async schedule(job, delayMs) {
-        if (!jobs.some((queued) => queued.job.id === job.id)) jobs.push({ job, due: now + delayMs });
+        if (!jobs.some((queued) => queued.job.id === job.id)) jobs.push({ job, due: Date.now() + delayMs });
       },
-      async start() {},
+      async start(run) {
+        handler = run;
+      },
       async stop() {},
-    };
-    const session = (status) => ({
-      sessionId: 'S-1',
-      status,
-      paymentReference: status === 'completed' ? 'PAY-1' : null,
-      paymentStatus: status === 'completed' ? 'AUTHORISED' : null,
-      amount: { value: 2_500, currency: 'EUR' },
-    });
-    const client = {
-      sessions: {
-        retrieve: async () => {
-          calls++;
-          return session(finalAfterMs !== undefined && now - start >= finalAfterMs ? 'completed' : 'pending');
-        },
-        listModifications: async () => [],
-      },
-      pos: { list: () => ({ pages: async function* () {} }), listModifications: async () => [] },
     };
     const followUps = createFollowUps({
       client,
       store: memoryWebhookStore(),
       queue,
       onAuthorisation: () => {
-        acted = now - start;
+        acted = Date.now();
       },
       onStale: () => {
         stale = true;
       },
     });
-    let handler;
-    queue.start = async (run) => {
-      handler = run;
-    };
     await followUps.start();
-    await followUps.track({ sessionId: 'S-1' });
+    const session = await client.sessions.create({
+      amount: { value: 2_500, currency: 'EUR' },
+      urlOk: 'https://shop.example/ok',
+      urlKo: 'https://shop.example/ko',
+    });
+    const start = Date.now();
+    calls = 0;
+    await followUps.track({ sessionId: session.sessionId });
+    let paidAt;
     for (let guard = 0; jobs.length > 0 && guard < 10_000; guard++) {
       jobs.sort((a, b) => a.due - b.due);
       const { job, due } = jobs.shift();
-      now = due;
+      if (finalAfterMs !== undefined && paidAt === undefined && start + finalAfterMs <= due) {
+        await advanceTo(start + finalAfterMs);
+        await sandbox.paySession('test', session.sessionId);
+        paidAt = Date.now();
+      }
+      await advanceTo(due);
       await handler(job);
     }
-    return { calls, delayMs: acted === undefined ? undefined : acted - finalAfterMs, stale };
+    return { calls, delayMs: acted === undefined ? undefined : acted - paidAt, stale };
   };
-  Date.now = () => now;
+  Date.now = () => realNow() + lead;
   try {
     const rows = {};
     for (const [label, after] of [
@@ -166,12 +177,14 @@ export async function followUpScheduleSection() {
     }
     // The outcome at a uniformly random time over the 24 h: mean calls and delay to the callback.
     const samples = [];
-    for (let index = 0; index < 200; index++) samples.push(await simulate(Math.round((index + 0.5) * (86_400_000 / 200))));
+    for (let index = 0; index < UNIFORM_SAMPLES; index++)
+      samples.push(await simulate(Math.round((index + 0.5) * (86_400_000 / UNIFORM_SAMPLES))));
     const mean = (values) => values.reduce((sum, value) => sum + value, 0) / values.length;
     return {
       schedule: DEFAULT_FOLLOW_UP_SCHEDULE,
       rows,
       uniform: {
+        samples: UNIFORM_SAMPLES,
         meanCalls: mean(samples.map((sample) => sample.calls)),
         meanDelayMs: mean(samples.map((sample) => sample.delayMs)),
         maxDelayMs: Math.max(...samples.map((sample) => sample.delayMs)),
@@ -179,18 +192,19 @@ export async function followUpScheduleSection() {
     };
   } finally {
     Date.now = realNow;
+    await sandbox.close();
   }
 }
 
 export function printFollowUpSchedule(section, table) {
   const time = (ms) => (ms === undefined ? '-' : ms >= 60_000 ? `${(ms / 60_000).toFixed(1)} min` : `${(ms / 1000).toFixed(1)} s`);
   table(
-    `Follow-ups, default schedule (${section.schedule.map((ms) => time(ms)).join(', ')} repeating, 24 h): API calls per tracked session and outcome-to-callback time with every webhook dropped (virtual clock)`,
+    `Follow-ups, default schedule (${section.schedule.map((ms) => time(ms)).join(', ')} repeating, 24 h): API calls per tracked session and outcome-to-callback time with every webhook dropped (sandbox clock)`,
     ['outcome', 'API calls over its life', 'outcome to callback'],
     [
       ...Object.entries(section.rows).map(([label, row]) => [label, String(row.calls), row.stale ? 'onStale at 24 h' : time(row.delayMs)]),
       [
-        'uniform over 24 h (mean of 200)',
+        `uniform over 24 h (mean of ${section.uniform.samples})`,
         section.uniform.meanCalls.toFixed(1),
         `${time(section.uniform.meanDelayMs)} (max ${time(section.uniform.maxDelayMs)})`,
       ],
