@@ -661,7 +661,12 @@ export class SandboxStore {
    * The other tables stay in memory; unqualified, `request_log` now names the file's table.
    */
   #requestLogOnDisk(): void {
-    this.#db.exec("ATTACH '' AS log; PRAGMA log.cache_size = -1024; PRAGMA log.journal_mode = OFF; DROP TABLE main.request_log");
+    try {
+      this.#db.exec("ATTACH '' AS log");
+    } catch {
+      return; // a SQLite that attaches nothing (Deno's): the log stays in memory, bounded all the same
+    }
+    this.#db.exec('PRAGMA log.cache_size = -1024; PRAGMA log.journal_mode = OFF; DROP TABLE main.request_log');
     this.#db.exec(requestLogTable('log.request_log'));
   }
 
