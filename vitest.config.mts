@@ -17,6 +17,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 15_000,
+    // Two files at a time, also on a 2-core machine (vitest's default there is one): many files mostly
+    // wait (on child processes, kill intervals, a browser, PostgreSQL and Redis), and one at a time
+    // left CI idle for minutes.
+    maxWorkers: 2,
     typecheck: { enabled: false },
   },
 });
