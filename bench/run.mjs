@@ -256,30 +256,21 @@ if (ONLY === 'webhook-stores') {
 }
 if (ONLY === 'follow-ups') {
   server.kill();
-  const servers = webhookStoreServers();
-  try {
-    results.followUpQueues = await followUpQueueSection(servers);
-  } finally {
-    servers.stop();
-  }
-  results.followUpSchedule = await followUpScheduleSection();
+  await followUpsBench();
   printFollowUpQueues(results.followUpQueues, table);
   printFollowUpSchedule(results.followUpSchedule, table);
   console.log('\nBENCH_ONLY=follow-ups: bench/results.json left as it was.');
   process.exit(process.exitCode ?? 0);
 }
-if (ONLY === 'container') {
+// Sections that need nothing of the rest: measured, printed, and the run ends.
+const ALONE = {
+  container: async () => printContainer(await containerSection(), table),
+  duplicates: async () => printDuplicates(await duplicatesSection(), table),
+};
+if (ONLY in ALONE) {
   server.kill();
-  results.container = await containerSection();
-  printContainer(results.container, table);
-  console.log('\nBENCH_ONLY=container: bench/results.json left as it was.');
-  process.exit(process.exitCode ?? 0);
-}
-if (ONLY === 'duplicates') {
-  server.kill();
-  results.duplicates = await duplicatesSection();
-  printDuplicates(results.duplicates, table);
-  console.log('\nBENCH_ONLY=duplicates: bench/results.json left as it was.');
+  await ALONE[ONLY]();
+  console.log(`\nBENCH_ONLY=${ONLY}: bench/results.json left as it was.`);
   process.exit(process.exitCode ?? 0);
 }
 if (ONLY === 'export') {
@@ -935,7 +926,10 @@ async function webhookStoreSection() {
   }
 }
 results.webhookStores = await webhookStoreSection();
-{
+await followUpsBench();
+
+/** Issue 32: the queues' overhead per check (on their own PostgreSQL and Redis) and the default schedule's cost. */
+async function followUpsBench() {
   const servers = webhookStoreServers();
   try {
     results.followUpQueues = await followUpQueueSection(servers);
