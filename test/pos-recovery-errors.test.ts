@@ -127,7 +127,7 @@ describe('every failure after the charge left carries the key and the state (fau
     ['a 429', { kind: 'respond', status: 429, body: '{"success":false,"error":{"message":"Slow down","statusCode":429}}' }, RateLimitError],
     ['a 503', { kind: 'respond', status: 503, body: 'Service Unavailable' }, ServerError],
     ['a connection reset', { kind: 'reset' }, ConnectionError],
-    ['a timeout', { kind: 'stall', ms: 400 }, TimeoutError],
+    ['a timeout', { kind: 'stall', ms: 5_000 }, TimeoutError],
   ];
 
   it.each(listingFailures)('outlives %s on every poll, then gives up with the key and the state', async (_label, fault) => {
@@ -175,7 +175,7 @@ describe('every failure after the charge left carries the key and the state (fau
   });
 
   it('turns an abort while the charge is out into PosPaymentPendingError, also with recover: false', async () => {
-    server.script(CHARGE, { kind: 'stall', ms: 300 });
+    server.script(CHARGE, { kind: 'stall', ms: 5_000 });
     const controller = new AbortController();
     const reason = new Error('cashier cancelled');
     const call = sdk().pos.createPayment(params, { signal: controller.signal, recover: false });

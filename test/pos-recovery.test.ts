@@ -118,7 +118,7 @@ describe('POS timeout recovery', () => {
   });
 
   it('recovers a client-side timeout from the stored response', async () => {
-    server.script(CHARGE, { kind: 'stall', ms: 400 });
+    server.script(CHARGE, { kind: 'stall', ms: 5_000 });
     const payment = await sdk().pos.createPayment(params, { timeout: 100, recover: fast });
     expect(payment).toMatchObject({ status: 'success', recovered: true });
     expectChargedOnce();

@@ -247,8 +247,8 @@ describe.each(ROUTES)('%s', (current) => {
     });
 
     it('a response that stalls past the timeout: TimeoutError, resent with the same key, the operation ran once', async () => {
-      const { client, sent, retries } = sdk({ timeout: 100 });
-      server.script(SESSION, { kind: 'stall', ms: 400 });
+      const { client, sent, retries } = sdk({ timeout: 500 });
+      server.script(SESSION, { kind: 'stall', ms: 5_000 });
 
       const started = performance.now();
       const session = await client.sessions.create(sessionParams);
@@ -264,9 +264,9 @@ describe.each(ROUTES)('%s', (current) => {
       const error = retries[0]?.error;
       expect(error).toBeInstanceOf(TimeoutError);
       expect(error).not.toBeInstanceOf(ConnectionError);
-      expect((error as TimeoutError).timeoutMs).toBe(100);
+      expect((error as TimeoutError).timeoutMs).toBe(500);
       // The first attempt was given up at the timeout, not after the stall.
-      expect(elapsed).toBeLessThan(380);
+      expect(elapsed).toBeLessThan(2_500);
     });
 
     it('503 then 201: retried once with the same key, the operation ran once', async () => {
@@ -665,7 +665,7 @@ describe.each(ROUTES)('%s', (current) => {
 
     it('a retry after a timeout costs timeoutCost', async () => {
       const { client, sent } = sdk({ retryBudget: budget, timeout: 100 });
-      server.script(TERMINALS, { kind: 'stall', ms: 400 }, { kind: 'stall', ms: 400 }, { kind: 'stall', ms: 400 });
+      server.script(TERMINALS, { kind: 'stall', ms: 5_000 }, { kind: 'stall', ms: 5_000 }, { kind: 'stall', ms: 5_000 });
 
       const error = await rejection(client.terminals.list(), TimeoutError);
 
@@ -813,7 +813,7 @@ describe.each(ROUTES)('%s', (current) => {
 
     it('is not resent after a stall past the timeout', async () => {
       const { client, sent } = sdk();
-      server.script(CHARGE, { kind: 'stall', ms: 400 });
+      server.script(CHARGE, { kind: 'stall', ms: 5_000 });
 
       const error = await rejection(client.pos.createPayment(chargeParams, { recover: false, timeout: 100 }), TimeoutError);
 
@@ -917,14 +917,14 @@ describe.each(ROUTES)('%s', (current) => {
       const controller = new AbortController();
       const reason = new Error('cancelled by the caller');
       const { client, sent, retries } = sdk();
-      server.script(SESSION, { kind: 'stall', ms: 800 });
+      server.script(SESSION, { kind: 'stall', ms: 5_000 });
       setTimeout(() => controller.abort(reason), 50);
 
       const started = performance.now();
       const error = await rejectionOf(client.sessions.create(sessionParams, { signal: controller.signal }));
 
       expect(error).toBe(reason);
-      expect(performance.now() - started).toBeLessThan(500);
+      expect(performance.now() - started).toBeLessThan(2_500);
       expect(retries).toHaveLength(0);
       expect(sent).toHaveLength(1);
       ranAtMostOnce(oneKey(sent));
@@ -953,19 +953,19 @@ describe.each(ROUTES)('%s', (current) => {
 
     it('a body that stalls after the headers: TimeoutError at the timeout, not after the stall', async () => {
       const { client } = sdk({ maxRetries: 0, timeout: 150 });
-      server.script(TERMINALS, { kind: 'stall-body', ms: 600 });
+      server.script(TERMINALS, { kind: 'stall-body', ms: 5_000 });
 
       const started = performance.now();
       const error = await rejection(client.terminals.list(), TimeoutError);
 
       expect(error.timeoutMs).toBe(150);
       expect(error.attempts).toBe(1);
-      expect(performance.now() - started).toBeLessThan(550);
+      expect(performance.now() - started).toBeLessThan(2_500);
     });
 
     it('an abort while the body is read rejects with the reason at once', async () => {
       const { client } = sdk({ maxRetries: 0 });
-      server.script(TERMINALS, { kind: 'stall-body', ms: 600 });
+      server.script(TERMINALS, { kind: 'stall-body', ms: 5_000 });
       const controller = new AbortController();
       const reason = new Error('user left');
       setTimeout(() => controller.abort(reason), 100);
@@ -974,13 +974,13 @@ describe.each(ROUTES)('%s', (current) => {
       const error = await rejectionOf(client.terminals.list({}, { signal: controller.signal }));
 
       expect(error).toBe(reason);
-      expect(performance.now() - started).toBeLessThan(550);
+      expect(performance.now() - started).toBeLessThan(2_500);
     });
 
     it('TimeoutError, ConnectionError and an abort are distinct', async () => {
       const { client } = sdk({ maxRetries: 0, timeout: 100 });
 
-      server.script(TERMINALS, { kind: 'stall', ms: 400 });
+      server.script(TERMINALS, { kind: 'stall', ms: 5_000 });
       const timeout = await rejection(client.terminals.list(), TimeoutError);
       expect(timeout.name).toBe('TimeoutError');
       expect(timeout).not.toBeInstanceOf(ConnectionError);
@@ -991,7 +991,7 @@ describe.each(ROUTES)('%s', (current) => {
       expect(connection).not.toBeInstanceOf(TimeoutError);
 
       const controller = new AbortController();
-      server.script(TERMINALS, { kind: 'stall', ms: 400 });
+      server.script(TERMINALS, { kind: 'stall', ms: 5_000 });
       setTimeout(() => controller.abort(), 20);
       const aborted = await rejectionOf(client.terminals.list({}, { signal: controller.signal, timeout: 5_000 }));
       expect(aborted).toBeInstanceOf(DOMException);
@@ -1020,9 +1020,9 @@ describe.each(ROUTES)('%s', (current) => {
 
     it('.withResponse() exposes the key that was sent, after retries', async () => {
       const { client, sent } = sdk();
-      server.script(REFUND, fail(503), { kind: 'stall', ms: 300 });
+      server.script(REFUND, fail(503), { kind: 'stall', ms: 5_000 });
 
-      const { idempotencyKey, response } = await client.modifications.refund(refundParams, { timeout: 100 }).withResponse();
+      const { idempotencyKey, response } = await client.modifications.refund(refundParams, { timeout: 500 }).withResponse();
 
       expect(response.status).toBe(202);
       expect(sent).toHaveLength(3);

@@ -13,13 +13,13 @@ export type Fault =
   | { kind: 'reset' }
   /** Run the operation, then destroy the socket before answering. */
   | { kind: 'reset-after' }
-  /** Run the operation, then answer only after `ms` (a stall past the client's timeout). */
+  /** Run the operation, then answer only after `ms` (a stall past the client's timeout), or never once the client has gone. */
   | { kind: 'stall'; ms: number }
   /** Answer this status and raw body without running the operation. */
   | { kind: 'respond'; status: number; body: string; headers?: Record<string, string> }
   /** Run the operation, then send half of the body and cut the connection. */
   | { kind: 'truncate' }
-  /** Run the operation, send the headers and half of the body, and the rest only after `ms`. */
+  /** Run the operation, send the headers and half of the body, and the rest only after `ms` (if the client is still there). */
   | { kind: 'stall-body'; ms: number };
 
 export interface SeenRequest {
@@ -156,7 +156,7 @@ export class FaultServer {
       request.socket.destroy();
       return;
     }
-    if (fault?.kind === 'stall') await new Promise((resolve) => setTimeout(resolve, fault.ms));
+    if (fault?.kind === 'stall') await stall(response, fault.ms);
     if (response.destroyed) return;
     response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
     if (fault?.kind === 'truncate') {
@@ -166,7 +166,7 @@ export class FaultServer {
     }
     if (fault?.kind === 'stall-body') {
       response.write(text.slice(0, Math.floor(text.length / 2)));
-      await new Promise((resolve) => setTimeout(resolve, fault.ms));
+      await stall(response, fault.ms);
       if (!response.destroyed) response.end(text.slice(Math.floor(text.length / 2)));
       return;
     }
@@ -268,4 +268,20 @@ function conflict(message: string): unknown {
 /** Starts a fault server on 127.0.0.1. */
 export function startFaultServer(options?: FaultServerOptions): Promise<FaultServer> {
   return new FaultServer(options).listen();
+}
+
+/**
+ * Waits `ms`, or less if the client closes the connection first. Stalls are long (seconds) so that
+ * a loaded machine cannot answer before the client's timeout; ending at the close keeps them cheap.
+ */
+function stall(response: ServerResponse, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    response.once('close', done);
+    function done(): void {
+      clearTimeout(timer);
+      response.off('close', done);
+      resolve();
+    }
+  });
 }
