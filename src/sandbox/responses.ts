@@ -73,8 +73,16 @@ export function failureBody(failure: ServiceFailure, traceId: string): string {
  */
 export const BODY_TEXT = Symbol('payment-service-sdk.sandbox.bodyText');
 
+/** Set on success answers beside {@link BODY_TEXT}: the `data` their envelope carries, so that the request log does not parse it back. */
+export const BODY_DATA = Symbol('payment-service-sdk.sandbox.bodyData');
+
 export function jsonResponse(status: number, body: string, extra?: Record<string, string>): Response {
   return Object.assign(new Response(body, { status, headers: { ...JSON_HEADERS, ...extra } }), { [BODY_TEXT]: body });
+}
+
+/** A success answer: `text` is {@link successBody} of `data`, made by the caller (which may store it too). */
+export function successResponse(status: number, data: unknown, text = successBody(data)): Response {
+  return Object.assign(jsonResponse(status, text), { [BODY_DATA]: data });
 }
 
 /** The answer to a key the sandbox does not know, or no longer knows (its tenant was removed). */

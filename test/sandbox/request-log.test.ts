@@ -6,6 +6,7 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ENDPOINTS } from '../../src/openapi/endpoints.js';
 import { API_ROUTES } from '../../src/sandbox/api/routes.js';
@@ -347,10 +348,7 @@ describe('bounded, kept, or off', () => {
     let most = 0;
     for (let index = 0; index < 100_000; index++) {
       log.add(entry, index);
-      if (index % 997 === 0) {
-        log.flush();
-        most = Math.max(most, rows());
-      }
+      if (index % 997 === 0) most = Math.max(most, rows());
     }
     expect(log.count('test')).toBe(10_000);
     expect(rows()).toBeLessThanOrEqual(10_000 + TRIM_EVERY);
@@ -377,6 +375,35 @@ describe('bounded, kept, or off', () => {
     await raw(second, 'GET', '/payment/sessions');
     const numbers = [before, kept, await newest(second)].map((entry) => Number(entry.id.split('-').pop()));
     expect(numbers).toEqual([1, 2, 3]);
+  });
+
+  it('reads the entries an earlier data folder kept, with their bodies inside the entry (before migration 8)', async () => {
+    const dataDir = tempDir();
+    const first = createSandbox({ dataDir });
+    await first.listen();
+    const created = await raw(first, 'POST', '/payment/session', { body: { ...sessionParams }, idempotencyKey: 'old-row' });
+    expect(created.status).toBe(201);
+    const entry = await newest(first);
+    await first.close();
+    // The row as version 7 wrote it: no body columns, the bodies in the entry's JSON.
+    const db = new DatabaseSync(join(dataDir, 'sandbox.db'));
+    const number = Number(entry.id.split('-').pop());
+    const { id: _id, ...stored } = entry;
+    db.prepare('UPDATE request_log SET record = ? WHERE seq = ?').run(JSON.stringify(stored), number);
+    db.exec('ALTER TABLE request_log DROP COLUMN request_headers; ALTER TABLE request_log DROP COLUMN request_body; ALTER TABLE request_log DROP COLUMN response_body; PRAGMA user_version = 7');
+    db.close();
+
+    const second = sandboxes.adopt(createSandbox({ dataDir }));
+    await second.listen();
+    const read = await second.requests.get(entry.id);
+    expect(read).toEqual(entry);
+    expect(read?.requestBody).toContain('"webcode"');
+    expect(read?.responseBody).toContain('"sessionId"');
+    // New rows have the columns; both read back alike.
+    await raw(second, 'POST', '/payment/session', { body: { ...sessionParams }, idempotencyKey: 'new-row' });
+    const fresh = await newest(second);
+    expect(Object.keys(fresh)).toEqual(Object.keys(entry));
+    expect(JSON.parse(fresh.requestBody ?? '')).toEqual(JSON.parse(entry.requestBody ?? ''));
   });
 
   it('records nothing with a size of 0, and refuses a size that is not a whole number', async () => {

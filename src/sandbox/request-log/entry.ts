@@ -90,6 +90,9 @@ const KIND_OF_FIELD = new Map<string, keyof RequestLogReferences>([
   ['operationReference', 'modificationReferences'],
 ]);
 
+/** The parameter names of each route template, worked out once (there are a dozen templates). */
+const PARAM_NAMES = new Map<string, string[]>();
+
 /** Collects the records a request names or made, each once, by kind. */
 export class ReferenceSet {
   readonly #lists: RequestLogReferences = { sessionIds: [], paymentReferences: [], posPaymentIds: [], modificationReferences: [] };
@@ -111,7 +114,11 @@ export class ReferenceSet {
 
   /** The path parameters, named by the route's template: `GET /payment/session/{sessionId}`. */
   addParams(template: string, params: readonly string[]): void {
-    const names = [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '');
+    let names = PARAM_NAMES.get(template);
+    if (names === undefined) {
+      names = [...template.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '');
+      PARAM_NAMES.set(template, names);
+    }
     for (const [index, name] of names.entries()) this.add(name, params[index]);
   }
 
@@ -129,10 +136,12 @@ export interface Envelope {
   data: unknown;
 }
 
+/** What an answer that is not an envelope says. */
+export const NO_ENVELOPE: Envelope = Object.freeze({ traceId: null, message: null, code: null, data: undefined });
+
 /** The envelope of an answer's text; all `null` for text that is not one. */
 export function envelopeOf(text: string | null): Envelope {
-  const none: Envelope = { traceId: null, message: null, code: null, data: undefined };
-  if (text === null || text.length === 0 || text[0] !== '{') return none;
+  if (text === null || text.length === 0 || text[0] !== '{') return NO_ENVELOPE;
   try {
     const body = JSON.parse(text) as {
       success?: unknown;
@@ -140,7 +149,7 @@ export function envelopeOf(text: string | null): Envelope {
       error?: { traceId?: unknown; message?: unknown; code?: unknown };
     };
     const error = body.error;
-    if (body.success === true) return { ...none, data: body.data };
+    if (body.success === true) return { ...NO_ENVELOPE, data: body.data };
     return {
       traceId: typeof error?.traceId === 'string' ? error.traceId : null,
       message: typeof error?.message === 'string' ? error.message : null,
@@ -148,7 +157,7 @@ export function envelopeOf(text: string | null): Envelope {
       data: undefined,
     };
   } catch {
-    return none;
+    return NO_ENVELOPE;
   }
 }
 

@@ -20,7 +20,10 @@ export function body<C extends ApiCall & Caller>(maxBodyBytes: number): Step<C, 
   return async (context, next) => {
     const { request, url, key, tenant, received } = context;
     const post = request.method === 'POST';
-    const body = post ? jsonObject(await readJsonText(request, maxBodyBytes, received)) : {};
+    const text = post ? await readJsonText(request, maxBodyBytes, received) : '';
+    if (post && context.notes) context.notes.text = text;
+    const body = post ? jsonObject(text) : {};
+    if (post && context.notes) context.notes.body = body;
     const sentWebcode = post ? body.webcode : url.searchParams.get('webcode');
     if (sentWebcode === undefined || sentWebcode === null || sentWebcode === '') throw invalid('webcode is required');
     if (sentWebcode !== (key.webcode ?? tenant.webcode)) throw new ServiceFailure(403, 11008, 'webcode does not match the API key');

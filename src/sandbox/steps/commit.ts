@@ -3,7 +3,7 @@
  * store (records, stored response, counters and scheduled work commit together), then the answer,
  * once the work it scheduled for now has run, or once the terminal has answered.
  */
-import { jsonResponse, successBody } from '../responses.js';
+import { successResponse } from '../responses.js';
 import type { Caller } from '../tenants.js';
 import type { WithBody } from './body.js';
 import type { Next } from './chain.js';
@@ -28,7 +28,7 @@ export function commit<C extends ApiCall & Caller & WithBody>(claim: Claim<C>, o
       scheduler.runDue();
       if ('response' in outcome) return outcome.response;
       const answer = await outcome.deferred;
-      return jsonResponse(answer.status, successBody(answer.data));
+      return successResponse(answer.status, answer.data);
     }
   };
 }

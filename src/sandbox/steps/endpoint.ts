@@ -18,6 +18,7 @@ export function endpoint(routes: readonly ApiRoute[] = API_ROUTES): Step<ApiRequ
     if (route.method !== request.method)
       throw new ServiceFailure(405, SANDBOX_CODES.methodNotAllowed, `Method ${request.method} not allowed on ${url.pathname}`);
     const params = (route.pattern.exec(path) ?? []).slice(1).map((param) => decodePathParam(param, url));
+    if (context.notes) Object.assign(context.notes, { route, params });
     return next({ ...context, route, params });
   };
 }

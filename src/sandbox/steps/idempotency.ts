@@ -4,7 +4,7 @@
  * otherwise the operation runs and its success is stored under the key.
  */
 import type { Answer, Deferred } from '../api/index.js';
-import { jsonResponse, SANDBOX_CODES, ServiceFailure, successBody } from '../responses.js';
+import { jsonResponse, SANDBOX_CODES, ServiceFailure, successBody, successResponse } from '../responses.js';
 import { hashText } from '../store.js';
 import type { Caller } from '../tenants.js';
 import type { WithBody } from './body.js';
@@ -47,7 +47,7 @@ export function idempotency<C extends ApiCall & Caller & WithBody>(ttlMs: number
     // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
     if (idempotencyKey !== null && result.status >= 200 && result.status < 300)
       store.saveIdempotency({ ...entry, status: result.status, response });
-    return { response: jsonResponse(result.status, response) };
+    return { response: successResponse(result.status, result.data, response) };
   };
 }
 

@@ -12,6 +12,7 @@ import { DECLARED_LENGTH, FAULT_HEADER, STRUCK_RULE } from '../faults.js';
 import {
   bodyText,
   envelopeOf,
+  NO_ENVELOPE,
   issuesOf,
   type LoggedBody,
   MAX_LOGGED_BODY_BYTES,
@@ -22,16 +23,18 @@ import {
 } from '../request-log/entry.js';
 import { Scrubber } from '../request-log/secrets.js';
 import type { NewEntry } from '../request-log/store.js';
-import { BODY_TEXT } from '../responses.js';
+import { BODY_DATA, BODY_TEXT } from '../responses.js';
 import type { Tenant, Tenants } from '../tenants.js';
 import type { Step } from './chain.js';
 import { type FailureAnswers, respond } from './respond.js';
-import type { ApiRequest } from './route.js';
+import type { ApiRequest, RequestNotes } from './route.js';
 
 /** What an answer was, read once for the log and sent on unchanged. */
 interface Answered {
   response: Response;
   body: LoggedBody;
+  /** The `data` of a success envelope, when the answer carried it as a value ({@link BODY_DATA}). */
+  data?: unknown;
   faultRule: string | null;
 }
 
@@ -48,22 +51,45 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
     const at = (caller ?? tenants.main).clock.now();
     // The body is read here once, and the steps below get it as bytes: cheaper than a clone's two streams.
     const sent = request.body ? await readUpTo(request.body, maxBodyBytes + 1) : null;
-    const forwarded = sent ? { ...context, received: sent.bytes } : context;
-    const answered = await readAnswer(await answer(forwarded, next));
+    const notes: RequestNotes = {};
+    const answered = await readAnswer(await answer({ ...context, received: sent?.bytes, notes }, next));
     try {
-      const requestBody = sent ? bodyText(sent.bytes.subarray(0, MAX_LOGGED_BODY_BYTES + 1), sent.complete) : bodyText(null);
+      const requestBody = loggedBody(sent, notes);
       const owner = caller ?? byWebcode(tenants, context, requestBody.text);
       const tenant = owner ?? tenants.main;
       // A tenant removed while its request ran took its log with it: nothing left to write to.
       if (tenant.removed.aborted) return answered.response;
-      const scrub = new Scrubber([presented, ...Object.values(tenant.keys), ...Object.values(tenant.clientSecrets)]);
+      const scrub = scrubberOf(tenant, presented);
       const durationMs = performance.now() - started;
-      tenant.requests.add(entryOf(context, { tenant: owner?.webcode ?? null, requestBody, answered, scrub, at, durationMs }), at);
+      tenant.requests.add(entryOf(context, { tenant: owner?.webcode ?? null, notes, requestBody, answered, scrub, at, durationMs }), at);
     } catch (error) {
       (caller ?? tenants.main).report(error);
     }
     return answered.response;
   };
+}
+
+/** The request's body as the log keeps it: the text the body step decoded, when it read the whole body. */
+function loggedBody(sent: { bytes: Uint8Array; complete: boolean } | null, notes: RequestNotes): LoggedBody {
+  if (sent === null) return bodyText(null);
+  if (notes.text !== undefined && sent.complete && sent.bytes.byteLength <= MAX_LOGGED_BODY_BYTES)
+    return { text: notes.text === '' ? null : notes.text, truncated: false };
+  return bodyText(sent.bytes.subarray(0, MAX_LOGGED_BODY_BYTES + 1), sent.complete);
+}
+
+/** Each tenant's scrubber, made once: a tenant's keys and client secrets never change. */
+const scrubbers = new WeakMap<Tenant, Scrubber>();
+
+/** What masks the tenant's keys and client secrets, and the key presented if it is none of them. */
+function scrubberOf(tenant: Tenant, presented: string): Scrubber {
+  const secrets = () => [...Object.values(tenant.keys), ...Object.values(tenant.clientSecrets)];
+  if (presented !== '' && presented !== tenant.keys.test && presented !== tenant.keys.live) return new Scrubber([presented, ...secrets()]);
+  let scrubber = scrubbers.get(tenant);
+  if (scrubber === undefined) {
+    scrubber = new Scrubber(secrets());
+    scrubbers.set(tenant, scrubber);
+  }
+  return scrubber;
 }
 
 /** The answer's body as the log keeps it, and the answer to send: as it was, or rebuilt around the bytes read. */
@@ -72,8 +98,8 @@ async function readAnswer(response: Response): Promise<Answered> {
     const rule = (response as { [STRUCK_RULE]?: string })[STRUCK_RULE];
     return { response, body: { text: null, truncated: false }, faultRule: rule ?? null };
   }
-  const written = (response as { [BODY_TEXT]?: string })[BODY_TEXT];
-  if (written !== undefined) return { response, body: textBody(written), faultRule: response.headers.get(FAULT_HEADER) };
+  const { [BODY_TEXT]: written, [BODY_DATA]: data } = response as { [BODY_TEXT]?: string; [BODY_DATA]?: unknown };
+  if (written !== undefined) return { response, body: textBody(written), data, faultRule: response.headers.get(FAULT_HEADER) };
   const bytes = new Uint8Array(await response.arrayBuffer());
   const rebuilt = new Response(bytes, { status: response.status, statusText: response.statusText, headers: response.headers });
   const declared = (response as { [DECLARED_LENGTH]?: number })[DECLARED_LENGTH];
@@ -98,6 +124,7 @@ function byWebcode(tenants: Tenants, context: ApiRequest, body: string | null): 
 interface Recorded {
   /** The webcode of the tenant the request was attributed to, or `null`. */
   tenant: string | null;
+  notes: RequestNotes;
   requestBody: LoggedBody;
   answered: Answered;
   scrub: Scrubber;
@@ -108,13 +135,14 @@ interface Recorded {
 /** The entry of a request. */
 function entryOf(context: ApiRequest, recorded: Recorded): NewEntry {
   const { request, url, path, environment } = context;
-  const { requestBody, answered, scrub } = recorded;
-  const route = API_ROUTES.find((candidate) => candidate.method === request.method && candidate.pattern.test(path));
+  const { notes, requestBody, answered, scrub } = recorded;
+  // Refused before the endpoint step noted it (a path whose parameter is not valid percent-encoding): matched here.
+  const route = notes.route ?? API_ROUTES.find((candidate) => candidate.method === request.method && candidate.pattern.test(path));
   const status = answered.response.type === 'error' ? 0 : answered.response.status;
-  const envelope = envelopeOf(answered.body.text);
+  const envelope = answered.data === undefined ? envelopeOf(answered.body.text) : { ...NO_ENVELOPE, data: answered.data };
   const references = new ReferenceSet();
-  if (route) references.addParams(route.template, (route.pattern.exec(path) ?? []).slice(1).map(decoded));
-  references.addFieldsOf(jsonOf(requestBody.text));
+  if (route) references.addParams(route.template, notes.params ?? (route.pattern.exec(path) ?? []).slice(1).map(decoded));
+  references.addFieldsOf(notes.body ?? jsonOf(requestBody.text));
   references.addFieldsOf(envelope.data);
   return {
     at: new Date(recorded.at).toISOString(),

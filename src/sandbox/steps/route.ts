@@ -1,5 +1,6 @@
 /** Where a request goes by its path: the API, the control API, the dashboard, the payment page, or 404. */
 import type { Environment } from '../../core/options.js';
+import type { ApiRoute } from '../api/routes.js';
 import { SANDBOX_CODES, ServiceFailure } from '../responses.js';
 import type { Next } from './chain.js';
 import { apiPath, CONTROL_PREFIX, type Located } from './request.js';
@@ -10,6 +11,18 @@ export interface ApiRequest extends Located {
   path: string;
   /** The body's bytes when the request log read them first (the request's own stream is then spent). */
   received?: Uint8Array | undefined;
+  /** Set by the request log: what the steps below it learn, noted so that its entry works nothing out twice. */
+  notes?: RequestNotes | undefined;
+}
+
+/** What the steps learn of an API request on its way: its endpoint, then its body. */
+export interface RequestNotes {
+  /** The endpoint the path named and its path parameters, decoded. */
+  route?: ApiRoute;
+  params?: readonly string[];
+  /** A POST's body as the body step decoded it, and the JSON object it parsed from it. */
+  text?: string;
+  body?: Record<string, unknown>;
 }
 
 /** A page handler: its answer, or `undefined` for a path that is not its own. */
