@@ -734,9 +734,11 @@ async function requestLogSection() {
     // seconds, more than the difference measured, so each pair gives a ratio and the median is kept.
     const runs = { on: [], off: [] };
     const ratios = [];
+    const cpuRatios = [];
     for (let pair = 0; pair < REQUEST_LOG.pairs; pair++) {
       for (const name of pair % 2 === 0 ? ['on', 'off'] : ['off', 'on']) runs[name].push(await storeWindow(stores[name]));
       ratios.push(runs.on[pair].createsPerSecond / runs.off[pair].createsPerSecond);
+      cpuRatios.push(runs.on[pair].sandboxCpuUsPerCreate / runs.off[pair].sandboxCpuUsPerCreate);
     }
     const memory = { on: await storeCommand(stores.on, 'memory'), off: await storeCommand(stores.off, 'memory') };
     const peaks = { on: Math.max(...Object.values(rss.on.stop())), off: Math.max(...Object.values(rss.off.stop())) };
@@ -751,6 +753,8 @@ async function requestLogSection() {
       createsRatio: median(ratios),
       pairRatios: ratios,
       totalsRatio: on.createsPerSecond / off.createsPerSecond,
+      // The sandbox's CPU time per create, on over off (median of the pairs): what the log costs it.
+      cpuPerCreateRatio: median(cpuRatios),
       rssAfterGcMB: { on: memory.on.rssMB, off: memory.off.rssMB },
       heapUsedMB: { on: memory.on.heapUsedMB, off: memory.off.heapUsedMB },
       peakRssMB: { on: Math.max(peaks.on, memory.on.maxRssMB), off: Math.max(peaks.off, memory.off.maxRssMB) },
@@ -1296,7 +1300,7 @@ function printRequestLog(log) {
   for (const [met, text] of [
     [
       createsMet,
-      `creates/s with the log ${log.createsRatio.toFixed(3)} x without (median of ${log.pairRatios.length} pairs, ${log.pairRatios.map((ratio) => ratio.toFixed(2)).join(' ')}; totals ${log.totalsRatio.toFixed(3)}), limit >= ${log.limits.createsRatio}`,
+      `creates/s with the log ${log.createsRatio.toFixed(3)} x without (median of ${log.pairRatios.length} pairs, ${log.pairRatios.map((ratio) => ratio.toFixed(2)).join(' ')}; totals ${log.totalsRatio.toFixed(3)}; sandbox CPU per create ${log.cpuPerCreateRatio.toFixed(3)} x), limit >= ${log.limits.createsRatio}`,
     ],
     [rssMet, `RSS after GC +${(log.rssAfterGcMB.on - log.rssAfterGcMB.off).toFixed(1)} MB with the log, limit ${log.limits.rssMB} MB`],
     [peakMet, `peak RSS +${(log.peakRssMB.on - log.peakRssMB.off).toFixed(1)} MB with the log, limit ${log.limits.rssMB} MB`],

@@ -684,8 +684,12 @@ export class SandboxStore {
       return; // a SQLite that attaches nothing (Deno's): the log stays in memory, written a row at a time
     }
     if (inMemory) {
-      // Nothing to recover from it after a crash: no journal, no syncs.
-      this.#db.exec('PRAGMA log.cache_size = -1024; PRAGMA log.journal_mode = OFF; PRAGMA log.synchronous = OFF; DROP TABLE main.request_log');
+      // Nothing to recover from it after a crash: no journal, no syncs. Its lock held for good (no
+      // other connection opens it): otherwise every transaction of the store, which begins on every
+      // attached database, took and released the file's locks and read its header again.
+      this.#db.exec(
+        'PRAGMA log.cache_size = -1024; PRAGMA log.journal_mode = OFF; PRAGMA log.synchronous = OFF; PRAGMA log.locking_mode = EXCLUSIVE; DROP TABLE main.request_log',
+      );
       this.#db.exec(requestLogTable('log.request_log'));
     }
     this.#db.exec(requestLogTable(STAGED_REQUEST_LOG, true));

@@ -22,10 +22,14 @@ import {
 /** Entries kept per tenant unless told otherwise. */
 export const DEFAULT_REQUEST_LOG_SIZE = 10_000;
 /** Inserts between two trims of the rows past the bound. */
-export const TRIM_EVERY = 64;
+export const TRIM_EVERY = 256;
 
-/** An entry before it is stored: the log gives it its id. */
-export type NewEntry = Omit<RequestLogEntry, 'id'>;
+/** An entry before it is stored: the log gives it its id, and its `at` from the time it is given. */
+export type NewEntry = Omit<RequestLogEntry, 'id' | 'at'>;
+
+/** What an entry's `record` column holds: what no other column does. Rows written before migration 8 hold the whole entry. */
+type StoredRecord = Omit<NewEntry, 'environment' | 'method' | 'operation' | 'status' | 'idempotencyKey' | 'traceId' | 'requestHeaders' | 'requestBody' | 'responseBody'> &
+  Partial<RequestLogEntry>;
 
 const INSERT = `INSERT INTO request_log
   (seq, environment, at, method, operation, status, idempotency_key, trace_id, refs, record, request_headers, request_body, response_body)
@@ -33,7 +37,8 @@ const INSERT = `INSERT INTO request_log
 /** The same row, staged (see `SandboxStore.requestLogStaged`). */
 const STAGE = INSERT.replace('INSERT INTO request_log', `INSERT INTO ${STAGED_REQUEST_LOG}`);
 /** The columns an entry is read from. */
-const ENTRY_COLUMNS = 'seq, record, request_headers, request_body, response_body';
+const ENTRY_COLUMNS =
+  'seq, at, environment, method, operation, status, idempotency_key, trace_id, record, request_headers, request_body, response_body';
 
 /** How long a staged entry may wait for its batch when no read and no full batch comes first. */
 const STAGED_MS = 200;
@@ -80,7 +85,7 @@ export class RequestLog implements RequestLogStore {
     if (!this.enabled) return undefined;
     const seq = this.#last + 1;
     const staged = this.#store.requestLogStaged;
-    const { environment, method, operation, status, idempotencyKey, traceId, references, requestHeaders, requestBody, responseBody } = entry;
+    const { environment, method, operation, status, idempotencyKey, traceId, requestHeaders, requestBody, responseBody, ...record } = entry;
     this.#store
       .statement(staged ? STAGE : INSERT)
       .run(
@@ -92,9 +97,8 @@ export class RequestLog implements RequestLogStore {
         status,
         idempotencyKey,
         traceId,
-        refsColumn(references),
-        // Their places kept (null) in the JSON, so that the entry read back has its fields in order.
-        JSON.stringify({ ...entry, requestHeaders: null, requestBody: null, responseBody: null }),
+        refsColumn(record.references),
+        JSON.stringify(record),
         JSON.stringify(requestHeaders),
         requestBody,
         responseBody,
@@ -200,13 +204,35 @@ export class RequestLog implements RequestLogStore {
     return this.#last - this.size;
   }
 
+  /** The entry of a row, its fields in the order of {@link RequestLogEntry}. */
   #entry(row: Record<string, SqlValue>): RequestLogEntry {
-    const entry = { id: `${this.#prefix}${row.seq as number}`, ...(JSON.parse(row.record as string) as NewEntry) };
+    const stored = JSON.parse(row.record as string) as StoredRecord;
     // NULL for a body there was none of, and in rows written before these columns (theirs are in `record`).
-    if (row.request_headers !== null) entry.requestHeaders = JSON.parse(row.request_headers as string) as Record<string, string>;
-    if (row.request_body !== null) entry.requestBody = row.request_body as string;
-    if (row.response_body !== null) entry.responseBody = row.response_body as string;
-    return entry;
+    const text = (column: string, before: string | null | undefined) => (row[column] ?? before ?? null) as string | null;
+    return {
+      id: `${this.#prefix}${row.seq as number}`,
+      at: new Date(row.at as number).toISOString(),
+      environment: row.environment as Environment,
+      tenant: stored.tenant,
+      method: row.method as string,
+      route: stored.route,
+      operation: row.operation as string | null,
+      path: stored.path,
+      query: stored.query,
+      requestHeaders: row.request_headers === null ? (stored.requestHeaders ?? {}) : (JSON.parse(row.request_headers as string) as Record<string, string>),
+      requestBody: text('request_body', stored.requestBody),
+      requestBodyTruncated: stored.requestBodyTruncated,
+      idempotencyKey: row.idempotency_key as string | null,
+      replayed: stored.replayed,
+      status: row.status as number,
+      responseBody: text('response_body', stored.responseBody),
+      responseBodyTruncated: stored.responseBodyTruncated,
+      traceId: row.trace_id as string | null,
+      durationMs: stored.durationMs,
+      faultRule: stored.faultRule,
+      references: stored.references,
+      issues: stored.issues,
+    };
   }
 
   #where(environment: Environment, filter: RequestLogFilter): [string, SqlValue[]] {

@@ -61,7 +61,7 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
       if (tenant.removed.aborted) return answered.response;
       const scrub = scrubberOf(tenant, presented);
       const durationMs = performance.now() - started;
-      tenant.requests.add(entryOf(context, { tenant: owner?.webcode ?? null, notes, requestBody, answered, scrub, at, durationMs }), at);
+      tenant.requests.add(entryOf(context, { tenant: owner?.webcode ?? null, notes, requestBody, answered, scrub, durationMs }), at);
     } catch (error) {
       (caller ?? tenants.main).report(error);
     }
@@ -128,7 +128,6 @@ interface Recorded {
   requestBody: LoggedBody;
   answered: Answered;
   scrub: Scrubber;
-  at: number;
   durationMs: number;
 }
 
@@ -145,7 +144,6 @@ function entryOf(context: ApiRequest, recorded: Recorded): NewEntry {
   references.addFieldsOf(notes.body ?? jsonOf(requestBody.text));
   references.addFieldsOf(envelope.data);
   return {
-    at: new Date(recorded.at).toISOString(),
     environment,
     tenant: recorded.tenant,
     method: request.method,
