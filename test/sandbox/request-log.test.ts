@@ -390,7 +390,9 @@ describe('bounded, kept, or off', () => {
     const number = Number(entry.id.split('-').pop());
     const { id: _id, ...stored } = entry;
     db.prepare('UPDATE request_log SET record = ? WHERE seq = ?').run(JSON.stringify(stored), number);
-    db.exec('ALTER TABLE request_log DROP COLUMN request_headers; ALTER TABLE request_log DROP COLUMN request_body; ALTER TABLE request_log DROP COLUMN response_body; PRAGMA user_version = 7');
+    db.exec(
+      'ALTER TABLE request_log DROP COLUMN request_headers; ALTER TABLE request_log DROP COLUMN request_body; ALTER TABLE request_log DROP COLUMN response_body; PRAGMA user_version = 7',
+    );
     db.close();
 
     const second = sandboxes.adopt(createSandbox({ dataDir }));

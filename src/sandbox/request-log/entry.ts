@@ -109,7 +109,8 @@ export class ReferenceSet {
   /** The record fields at the top of a JSON object (a request body, an answer's `data`). */
   addFieldsOf(value: unknown): void {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return;
-    for (const [field, inner] of Object.entries(value)) this.add(field, inner);
+    // The eight record fields looked up, rather than every field of the object listed.
+    for (const field of KIND_OF_FIELD.keys()) if (Object.hasOwn(value, field)) this.add(field, (value as Record<string, unknown>)[field]);
   }
 
   /** The path parameters, named by the route's template: `GET /payment/session/{sessionId}`. */

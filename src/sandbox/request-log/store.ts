@@ -28,7 +28,10 @@ export const TRIM_EVERY = 256;
 export type NewEntry = Omit<RequestLogEntry, 'id' | 'at'>;
 
 /** What an entry's `record` column holds: what no other column does. Rows written before migration 8 hold the whole entry. */
-type StoredRecord = Omit<NewEntry, 'environment' | 'method' | 'operation' | 'status' | 'idempotencyKey' | 'traceId' | 'requestHeaders' | 'requestBody' | 'responseBody'> &
+type StoredRecord = Omit<
+  NewEntry,
+  'environment' | 'method' | 'operation' | 'status' | 'idempotencyKey' | 'traceId' | 'requestHeaders' | 'requestBody' | 'responseBody'
+> &
   Partial<RequestLogEntry>;
 
 const INSERT = `INSERT INTO request_log
@@ -219,7 +222,10 @@ export class RequestLog implements RequestLogStore {
       operation: row.operation as string | null,
       path: stored.path,
       query: stored.query,
-      requestHeaders: row.request_headers === null ? (stored.requestHeaders ?? {}) : (JSON.parse(row.request_headers as string) as Record<string, string>),
+      requestHeaders:
+        row.request_headers === null
+          ? (stored.requestHeaders ?? {})
+          : (JSON.parse(row.request_headers as string) as Record<string, string>),
       requestBody: text('request_body', stored.requestBody),
       requestBodyTruncated: stored.requestBodyTruncated,
       idempotencyKey: row.idempotency_key as string | null,
@@ -270,13 +276,10 @@ export class RequestLog implements RequestLogStore {
 
 /** Every reference of an entry between spaces, so that one is found whole with `instr`. */
 function refsColumn(references: RequestLogReferences): string {
-  const all = [
-    ...references.sessionIds,
-    ...references.paymentReferences,
-    ...references.posPaymentIds,
-    ...references.modificationReferences,
-  ];
-  return all.length === 0 ? '' : ` ${all.join(' ')} `;
+  let column = '';
+  for (const list of [references.sessionIds, references.paymentReferences, references.posPaymentIds, references.modificationReferences])
+    for (const reference of list) column += ` ${reference}`;
+  return column === '' ? '' : `${column} `;
 }
 
 /** A code, or a class (`4xx`: 400 to 499). */

@@ -12,10 +12,10 @@ import { DECLARED_LENGTH, FAULT_HEADER, STRUCK_RULE } from '../faults.js';
 import {
   bodyText,
   envelopeOf,
-  NO_ENVELOPE,
   issuesOf,
   type LoggedBody,
   MAX_LOGGED_BODY_BYTES,
+  NO_ENVELOPE,
   queryRecord,
   ReferenceSet,
   readUpTo,
