@@ -377,6 +377,25 @@ describe('bounded, kept, or off', () => {
     expect(numbers).toEqual([1, 2, 3]);
   });
 
+  it('writes a waiting entry to the data folder within 200 ms, with no read to move it there', async () => {
+    const dataDir = tempDir();
+    const sandbox = sandboxes.adopt(createSandbox({ dataDir }));
+    await sandbox.listen();
+    const rows = () => {
+      // Another connection to the file, as after a crash: it sees only what was committed there.
+      const db = new DatabaseSync(join(dataDir, 'sandbox.db'), { readOnly: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM request_log').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    await raw(sandbox, 'GET', '/payment/sessions');
+    expect(rows()).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(rows()).toBe(1);
+  });
+
   it('reads the entries an earlier data folder kept, with their bodies inside the entry (before migration 8)', async () => {
     const dataDir = tempDir();
     const first = createSandbox({ dataDir });

@@ -108,7 +108,11 @@ export class RequestLog implements RequestLogStore {
       );
     this.#last = seq;
     if (++this.#waiting >= TRIM_EVERY) this.flush();
-    else if (staged) this.#timer ??= setTimeout(() => this.#flushLate(), STAGED_MS).unref();
+    else if (staged && this.#timer === undefined) {
+      this.#timer = setTimeout(() => this.#flushLate(), STAGED_MS);
+      // No reason to keep the process alive (a runtime whose timers are numbers has no `unref`).
+      (this.#timer as { unref?: () => void }).unref?.();
+    }
     return `${this.#prefix}${seq}`;
   }
 
