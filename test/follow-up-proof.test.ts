@@ -90,11 +90,12 @@ describe.each(engines)('every outcome acted on exactly once, three app processes
       try {
         w.sandbox.faults.add({ event: 'AUTHORISATION', effect: { type: 'drop' } });
         w.sandbox.faults.add({ event: 'REFUND', effect: { type: 'drop' } });
-        // The first app hangs in its first callback run, whichever outcome that is.
+        // The first app hangs in its first callback run, whichever outcome that is. It runs alone
+        // until then: with the others started, they could take every check and leave it none.
         await w.startApp(0, { APP_HANG_MARKER: marker });
-        for (let i = 1; i < APPS; i++) await w.startApp();
         const creating = orders(w, 'c');
         await until(() => existsSync(marker) && readFileSync(marker, 'utf8') !== '', 120_000, 'a callback to hang');
+        for (let i = 1; i < APPS; i++) await w.startApp();
         const victim = w.apps[0];
         const [hungPid = '', ...hung] = readFileSync(marker, 'utf8').split(' ');
         expect(hungPid).toBe(String(victim?.child.process.pid));

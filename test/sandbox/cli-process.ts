@@ -80,7 +80,8 @@ export function cliEnv(configPath: string, settings: Record<string, string | und
 export async function startCli(args: string[]): Promise<Running> {
   const started = run(['sandbox', '--port', '0', ...args]);
   const line = await new Promise<string>((done, fail) => {
-    const timer = setTimeout(() => fail(new Error(`No JSON line from the CLI; stderr: ${started.stderr()}`)), 5_000);
+    // A bound, not a measure: on a loaded 2-core machine a start has taken over 5 s.
+    const timer = setTimeout(() => fail(new Error(`No JSON line from the CLI; stderr: ${started.stderr()}`)), 30_000);
     const check = () => {
       const output = started.stdout();
       const end = output.indexOf('\n');
