@@ -16,7 +16,9 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 15_000,
+    // A bound, not a measure: with two files at a time on 2 cores, a test that spawns the CLI some
+    // forty times took over 15 s next to the queue proofs.
+    testTimeout: 60_000,
     // Two files at a time, also on a 2-core machine (vitest's default there is one): many files mostly
     // wait (on child processes, kill intervals, a browser, PostgreSQL and Redis), and one at a time
     // left CI idle for minutes.
