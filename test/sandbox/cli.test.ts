@@ -259,9 +259,10 @@ describe('payment-service-sdk sandbox (CLI)', () => {
     await stop(first);
     const opened = join(dir, 'opened.txt');
     const browser = join(dir, 'browser.sh');
-    writeFileSync(browser, `#!/bin/sh\necho "$1" > ${opened}\n`, { mode: 0o755 });
+    // Written aside and renamed: the test must never read the file between its creation and its line.
+    writeFileSync(browser, `#!/bin/sh\necho "$1" > ${opened}.part && mv ${opened}.part ${opened}\n`, { mode: 0o755 });
     const second = run(['sandbox', '--port', '0', '--data-dir', dir, '--reset', '--open'], { env: { ...process.env, BROWSER: browser } });
-    for (let index = 0; index < 200 && !existsSync(opened); index++) await new Promise((done) => setTimeout(done, 20));
+    for (let index = 0; index < 1500 && !existsSync(opened); index++) await new Promise((done) => setTimeout(done, 20));
     const info = JSON.parse(second.stdout().split('\n')[0] ?? '{}') as Banner;
     expect(readFileSync(opened, 'utf8').trim()).toBe(`${info.baseUrl}/`);
     expect(second.stderr()).toContain('(reset at start)');
