@@ -147,7 +147,6 @@ export function openTenant(settings: TenantSettings): Tenant {
     onError: report,
   });
   webhooks.attach(scheduler);
-  const control = new SandboxControl({ store, api, webhooks, scheduler, clock, origin: settings.origin });
   let requests: RequestLog;
   try {
     requests = new RequestLog(store, { webcode, size: settings.requestLogSize, onError: report });
@@ -159,6 +158,7 @@ export function openTenant(settings: TenantSettings): Tenant {
     store.close();
     throw store.damage(error) ?? error;
   }
+  const control = new SandboxControl({ store, api, webhooks, scheduler, clock, requests, origin: settings.origin });
   const { keys, clientSecrets } = settings;
   const markRemoved = () => {
     removal.abort();

@@ -4,6 +4,7 @@
  * secrets masked; bounded per tenant; kept across restarts with a data folder; tenants apart.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
@@ -439,6 +440,57 @@ describe('bounded, kept, or off', () => {
     await raw(sandbox, 'GET', '/payment/sessions');
     await sandbox.reset();
     expect(await sandbox.requests.count()).toBe(0);
+  });
+});
+
+describe('headers as received, entries once answered', () => {
+  it('keeps headers as Node received them over HTTP and as a Request holds them in process: names in lower case, a repeated one joined', async () => {
+    const { sandbox } = await sandboxes.start();
+    const { port } = new URL(sandbox.baseUrl);
+    const path = `/external/v1/test/payment/sessions?webcode=${sandbox.webcode}`;
+    const status = await new Promise<number>((resolve, reject) => {
+      const sent = httpRequest(
+        { host: '127.0.0.1', port, path, headers: { 'X-API-KEY': sandbox.keys.test, 'X-Trail': ['one', 'two'] } },
+        (answer) => {
+          answer.resume();
+          resolve(answer.statusCode ?? 0);
+        },
+      );
+      sent.on('error', reject).end();
+    });
+    expect(status).toBe(200);
+    const overHttp = await newest(sandbox);
+    expect(overHttp.requestHeaders).toMatchObject({ 'x-trail': 'one, two', 'x-api-key': maskSecret(sandbox.keys.test) });
+    expect(overHttp.requestHeaders.host).toBe(`127.0.0.1:${port}`);
+
+    const headers = new Headers({ 'X-API-KEY': sandbox.keys.test });
+    headers.append('X-Trail', 'one');
+    headers.append('X-Trail', 'two');
+    expect((await sandbox.handle(new Request(`${sandbox.baseUrl}${path}`, { headers }))).status).toBe(200);
+    const inProcess = await newest(sandbox);
+    expect(inProcess.id).not.toBe(overHttp.id);
+    expect(inProcess.requestHeaders).toEqual({ 'x-trail': 'one, two', 'x-api-key': maskSecret(sandbox.keys.test) });
+  });
+
+  it('in process, the entry of an answer is read at once, deleted by a reset that follows, and kept by a close that follows', async () => {
+    const dataDir = tempDir();
+    const sandbox = sandboxes.adopt(createSandbox({ dataDir }));
+    await sandbox.listen();
+    const list = () =>
+      sandbox.handle(
+        new Request(`${sandbox.baseUrl}/external/v1/test/payment/sessions?webcode=${sandbox.webcode}`, {
+          headers: { 'x-api-key': sandbox.keys.test },
+        }),
+      );
+    expect((await list()).status).toBe(200);
+    expect(await sandbox.requests.count({ operation: 'listSessions' })).toBe(1);
+    expect((await list()).status).toBe(200);
+    await sandbox.reset();
+    expect(await sandbox.requests.count()).toBe(0);
+    expect((await list()).status).toBe(200);
+    await sandbox.close();
+    const reopened = sandboxes.adopt(createSandbox({ dataDir }));
+    expect(await reopened.requests.count({ operation: 'listSessions' })).toBe(1);
   });
 });
 

@@ -5,6 +5,7 @@ import type { SandboxApi } from '../api/index.js';
 import type { OffsetClock } from '../clock.js';
 import { referencesIn } from '../faults.js';
 import type { ControlPayment, FaultEntry, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../records.js';
+import type { RequestLog } from '../request-log/store.js';
 import { invalid } from '../responses.js';
 import type { Scheduler } from '../scheduler.js';
 import type { KeysetPage, SandboxStore } from '../store.js';
@@ -100,6 +101,7 @@ export class SandboxControl {
   readonly #webhooks: WebhookDispatcher;
   readonly #scheduler: Scheduler;
   readonly #clock: OffsetClock;
+  readonly #requests: RequestLog;
   readonly #origin: () => string;
 
   constructor(options: {
@@ -108,9 +110,11 @@ export class SandboxControl {
     webhooks: WebhookDispatcher;
     scheduler: Scheduler;
     clock: OffsetClock;
+    requests: RequestLog;
     origin: () => string;
   }) {
     this.#store = options.store;
+    this.#requests = options.requests;
     this.#api = options.api;
     this.#webhooks = options.webhooks;
     this.#scheduler = options.scheduler;
@@ -129,6 +133,7 @@ export class SandboxControl {
       webhooks: this.#webhooks,
       scheduler: this.#scheduler,
       clock: this.#clock,
+      requests: this.#requests,
       origin: () => origin,
     });
   }
@@ -338,6 +343,8 @@ export class SandboxControl {
   /** Deletes every record, stored response, delivery and scheduled job, and sets the clock back; the webhook URLs stay. */
   async reset(): Promise<void> {
     await this.#scheduler.settled();
+    // The entries of requests already answered are written first, so that the reset deletes them too.
+    this.#requests.flush();
     this.#store.transaction(() => {
       this.#store.clear();
       this.#store.setCounter('clockOffset', 0);

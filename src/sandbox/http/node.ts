@@ -5,6 +5,7 @@ import { networkInterfaces } from 'node:os';
 import { DECLARED_LENGTH } from '../faults.js';
 import { hostName } from './access.js';
 import { Connections } from './drain.js';
+import { receivedByServer } from './received.js';
 import { rawAnswer, refuseBody } from './refuse.js';
 
 type Handler = (request: Request, info?: { remoteAddress?: string | undefined }) => Promise<Response>;
@@ -90,7 +91,9 @@ async function toRequest(
     });
     init.body = Buffer.concat(chunks);
   }
-  return { request: new Request(new URL(message.url ?? '/', requestBase(message, origin)), init), complete };
+  const request = new Request(new URL(message.url ?? '/', requestBase(message, origin)), init);
+  receivedByServer.set(request, { headers: message.headers, body: (init.body as Buffer | undefined) ?? null });
+  return { request, complete };
 }
 
 /** An answer with the envelope that closes its connection: for requests the handler never sees. */

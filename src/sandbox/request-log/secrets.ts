@@ -31,10 +31,13 @@ export function isSecretHeader(name: string): boolean {
 /** Replaces every secret of `secrets` found in texts by its mask. */
 export class Scrubber {
   readonly #secrets: string[];
+  /** The mask of each secret, worked out once: the key presented is nearly always one of them. */
+  readonly #masks = new Map<string, string>();
 
   constructor(secrets: Iterable<string>) {
     // Longest first: a secret that contains another is masked whole.
     this.#secrets = [...new Set(secrets)].filter((secret) => secret.length >= MIN_SCRUBBED).sort((a, b) => b.length - a.length);
+    for (const secret of this.#secrets) this.#masks.set(secret, maskSecret(secret));
   }
 
   /** `text` with each secret masked; `text` itself (no copy) when it holds none. */
@@ -43,16 +46,29 @@ export class Scrubber {
   text(text: string | null): string | null {
     if (text === null) return null;
     let scrubbed = text;
-    for (const secret of this.#secrets) if (scrubbed.includes(secret)) scrubbed = scrubbed.replaceAll(secret, maskSecret(secret));
+    for (const secret of this.#secrets) if (scrubbed.includes(secret)) scrubbed = scrubbed.replaceAll(secret, this.#mask(secret));
     return scrubbed;
   }
 
-  /** The request's headers, names in lower case: secret ones masked, the others scrubbed. */
-  headers(headers: Headers): Record<string, string> {
+  /**
+   * The request's headers, names in lower case: secret ones masked, the others scrubbed. From a
+   * record (Node's parsed headers), a repeated header's list is joined as `Headers` joins it.
+   */
+  headers(headers: Headers | Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
     const kept: Record<string, string> = {};
-    headers.forEach((value, name) => {
-      kept[name] = isSecretHeader(name) ? maskSecret(value) : this.text(value);
-    });
+    const keep = (value: string, name: string) => {
+      kept[name] = isSecretHeader(name) ? this.#mask(value) : this.text(value);
+    };
+    if (headers instanceof Headers) headers.forEach(keep);
+    else
+      for (const name in headers) {
+        const value = headers[name];
+        if (value !== undefined) keep(Array.isArray(value) ? value.join(', ') : value, name);
+      }
     return kept;
+  }
+
+  #mask(secret: string): string {
+    return this.#masks.get(secret) ?? maskSecret(secret);
   }
 }

@@ -46,6 +46,17 @@ const ENTRY_COLUMNS =
 /** How long a staged entry may wait for its batch when no read and no full batch comes first. */
 const STAGED_MS = 200;
 
+/** After the I/O of this turn of the event loop: `setImmediate` where the runtime has it. */
+const afterAnswers: (run: () => void) => void =
+  typeof setImmediate === 'function' ? (run) => void setImmediate(run) : (run) => void setTimeout(run, 0);
+
+/** An answered request whose entry is made once its answer is on its way (see {@link RequestLog.later}). */
+interface Pending {
+  /** The entry, or `undefined` when there is none to write after all. */
+  entry: () => NewEntry | undefined;
+  atMs: number;
+}
+
 /**
  * One tenant's log. Each entry is written to SQLite when its request has been answered: to the
  * store's in-memory staging table where it has one, from which a batch moves to `request_log` in one
@@ -64,6 +75,7 @@ export class RequestLog implements RequestLogStore {
   #waiting = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
+  #pending: Pending[] = [];
 
   /** `webcode` begins the ids; `size` is the bound (0 turns the log off); `onError` gets a failed batch the timer moved. */
   constructor(store: SandboxStore, options: { webcode: string; size: number; onError?: (error: unknown) => void }) {
@@ -116,8 +128,34 @@ export class RequestLog implements RequestLogStore {
     return `${this.#prefix}${seq}`;
   }
 
-  /** Moves the staged entries to `request_log` and deletes the rows past the bound, in one transaction. */
+  /**
+   * Writes an entry made by `entry` after the answers of this turn of the event loop have been
+   * handed to their connections, so that the log never holds up an answer; every read, `flush`
+   * and `close` writes what is still pending first. A failure to make or write it goes to `onError`.
+   */
+  later(entry: () => NewEntry | undefined, atMs: number): void {
+    if (!this.enabled) return;
+    if (this.#pending.length === 0) afterAnswers(() => this.#writePending());
+    this.#pending.push({ entry, atMs });
+  }
+
+  #writePending(): void {
+    const pending = this.#pending;
+    if (pending.length === 0) return;
+    this.#pending = [];
+    for (const { entry, atMs } of pending) {
+      try {
+        const made = entry();
+        if (made !== undefined) this.add(made, atMs);
+      } catch (error) {
+        this.#onError(error);
+      }
+    }
+  }
+
+  /** Writes what is pending, moves the staged entries to `request_log` and deletes the rows past the bound, in one transaction. */
   flush(): void {
+    this.#writePending();
     clearTimeout(this.#timer);
     this.#timer = undefined;
     if (this.#waiting === 0) return;
@@ -135,6 +173,7 @@ export class RequestLog implements RequestLogStore {
   /** Moves what is staged and takes no more entries (the store is about to close). */
   close(): void {
     if (this.#closed) return;
+    this.#writePending();
     this.#closed = true;
     this.#flushLate();
   }

@@ -9,6 +9,7 @@
  */
 import { API_ROUTES } from '../api/routes.js';
 import { DECLARED_LENGTH, FAULT_HEADER, STRUCK_RULE } from '../faults.js';
+import { type Received, receivedByServer } from '../http/received.js';
 import {
   bodyText,
   envelopeOf,
@@ -49,19 +50,28 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
     const presented = request.headers.get('x-api-key') ?? '';
     const caller = tenants.byKey(presented)?.tenant;
     const at = (caller ?? tenants.main).clock.now();
-    // The body is read here once, and the steps below get it as bytes: cheaper than a clone's two streams.
-    const sent = request.body ? await readUpTo(request.body, maxBodyBytes + 1) : null;
+    // What the Node server received, when it made the request; else the body is read here once, and
+    // the steps below get it as bytes: cheaper than a clone's two streams.
+    const received = receivedByServer.get(request);
+    const sent = received
+      ? received.body && { bytes: received.body, complete: true }
+      : request.body
+        ? await readUpTo(request.body, maxBodyBytes + 1)
+        : null;
     const notes: RequestNotes = {};
     const answered = await readAnswer(await answer({ ...context, received: sent?.bytes, notes }, next));
+    const durationMs = performance.now() - started;
     try {
       const requestBody = loggedBody(sent, notes);
       const owner = caller ?? byWebcode(tenants, context, requestBody.text);
       const tenant = owner ?? tenants.main;
-      // A tenant removed while its request ran took its log with it: nothing left to write to.
-      if (tenant.removed.aborted) return answered.response;
-      const scrub = scrubberOf(tenant, presented);
-      const durationMs = performance.now() - started;
-      tenant.requests.add(entryOf(context, { tenant: owner?.webcode ?? null, notes, requestBody, answered, scrub, durationMs }), at);
+      const headers = received?.headers ?? request.headers;
+      // Made once the answer is on its way: a tenant removed by then took its log with it.
+      tenant.requests.later(() => {
+        if (tenant.removed.aborted) return undefined;
+        const scrub = scrubberOf(tenant, presented);
+        return entryOf(context, { tenant: owner?.webcode ?? null, notes, requestBody, headers, answered, scrub, durationMs });
+      }, at);
     } catch (error) {
       (caller ?? tenants.main).report(error);
     }
@@ -126,6 +136,8 @@ interface Recorded {
   tenant: string | null;
   notes: RequestNotes;
   requestBody: LoggedBody;
+  /** The request's headers: as the Node server parsed them, else the `Request`'s. */
+  headers: Headers | Received['headers'];
   answered: Answered;
   scrub: Scrubber;
   durationMs: number;
@@ -151,7 +163,7 @@ function entryOf(context: ApiRequest, recorded: Recorded): NewEntry {
     operation: route?.operationId ?? null,
     path: scrub.text(url.pathname),
     query: queryRecord(url.searchParams, (text) => scrub.text(text)),
-    requestHeaders: scrub.headers(request.headers),
+    requestHeaders: scrub.headers(recorded.headers),
     requestBody: scrub.text(requestBody.text),
     requestBodyTruncated: requestBody.truncated,
     idempotencyKey: request.headers.get('idempotency-key'),
