@@ -360,6 +360,22 @@ describe('bounded, kept, or off', () => {
     store.close();
   });
 
+  it('makes an entry after the turn of its answer, or at once when 32 wait (a caller that never leaves the turn)', async () => {
+    const store = new SandboxStore();
+    const log = new RequestLog(store, { webcode: 'TURN', size: 100 });
+    const made: number[] = [];
+    const later = (index: number) => log.later(() => (made.push(index), undefined), index);
+    later(0);
+    expect(made).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(made).toEqual([0]);
+    for (let index = 1; index <= 40; index++) later(index);
+    expect(made).toHaveLength(33);
+    log.flush();
+    expect(made).toHaveLength(41);
+    store.close();
+  });
+
   it('keeps its entries across a restart with a data folder, and never gives a number twice', async () => {
     const dataDir = tempDir();
     const first = createSandbox({ dataDir });

@@ -46,6 +46,13 @@ const ENTRY_COLUMNS =
 /** How long a staged entry may wait for its batch when no read and no full batch comes first. */
 const STAGED_MS = 200;
 
+/**
+ * Entries made at most after their answers, before they are written at once: a caller that awaits
+ * `sandbox.handle` in a loop never leaves the turn, and entries held longer would outlive the
+ * garbage collector's young generation.
+ */
+const MAX_PENDING = 32;
+
 /** After the I/O of this turn of the event loop: `setImmediate` where the runtime has it. */
 const afterAnswers: (run: () => void) => void =
   typeof setImmediate === 'function' ? (run) => void setImmediate(run) : (run) => void setTimeout(run, 0);
@@ -136,7 +143,7 @@ export class RequestLog implements RequestLogStore {
   later(entry: () => NewEntry | undefined, atMs: number): void {
     if (!this.enabled) return;
     if (this.#pending.length === 0) afterAnswers(() => this.#writePending());
-    this.#pending.push({ entry, atMs });
+    if (this.#pending.push({ entry, atMs }) >= MAX_PENDING) this.#writePending();
   }
 
   #writePending(): void {
