@@ -667,7 +667,10 @@ export class SandboxStore {
    * microseconds, more once the bound recycles pages): one per request cost the sandbox a fifth of
    * its creates per second.
    */
-  requestLogStaged = false;
+  get requestLogStaged(): boolean {
+    return this.#requestLogStaged;
+  }
+  #requestLogStaged = false;
 
   /**
    * The request log's tables. Without a data folder (`inMemory`), its rows (10 000 a tenant by
@@ -693,7 +696,7 @@ export class SandboxStore {
       this.#db.exec(requestLogTable('log.request_log'));
     }
     this.#db.exec(requestLogTable(STAGED_REQUEST_LOG, true));
-    this.requestLogStaged = true;
+    this.#requestLogStaged = true;
   }
 
   /** The typed read methods of `sandbox.records`. */

@@ -1,8 +1,8 @@
 /**
  * A tenant's request log, in a table of the tenant's own database: in its temporary file (see
- * `SandboxStore`), or kept across restarts with a data folder. Bounded to the last `size` entries: every listing sees only the
- * newest `size` numbers, and the rows below that watermark are deleted every {@link TRIM_EVERY}
- * inserts, one range delete on the primary key instead of one per request.
+ * `SandboxStore`), or kept across restarts with a data folder. Bounded to the last `size` entries:
+ * every listing sees only the newest `size` numbers, and the rows below that watermark are deleted
+ * with each batch, one range delete on the primary key instead of one per request.
  */
 import * as z from 'zod/mini';
 import type { Environment } from '../../core/options.js';
@@ -260,8 +260,6 @@ export class RequestLog implements RequestLogStore {
   /** The entry of a row, its fields in the order of {@link RequestLogEntry}. */
   #entry(row: Record<string, SqlValue>): RequestLogEntry {
     const stored = JSON.parse(row.record as string) as StoredRecord;
-    // NULL for a body there was none of, and in rows written before these columns (theirs are in `record`).
-    const text = (column: string, before: string | null | undefined) => (row[column] ?? before ?? null) as string | null;
     return {
       id: `${this.#prefix}${row.seq as number}`,
       at: new Date(row.at as number).toISOString(),
@@ -276,12 +274,12 @@ export class RequestLog implements RequestLogStore {
         row.request_headers === null
           ? (stored.requestHeaders ?? {})
           : (JSON.parse(row.request_headers as string) as Record<string, string>),
-      requestBody: text('request_body', stored.requestBody),
+      requestBody: bodyColumn(row, 'request_body', stored.requestBody),
       requestBodyTruncated: stored.requestBodyTruncated,
       idempotencyKey: row.idempotency_key as string | null,
       replayed: stored.replayed,
       status: row.status as number,
-      responseBody: text('response_body', stored.responseBody),
+      responseBody: bodyColumn(row, 'response_body', stored.responseBody),
       responseBodyTruncated: stored.responseBodyTruncated,
       traceId: row.trace_id as string | null,
       durationMs: stored.durationMs,
@@ -322,6 +320,11 @@ export class RequestLog implements RequestLogStore {
     }
     return [` WHERE ${names.join(' AND ')}`, values];
   }
+}
+
+/** A body's column: NULL for a body there was none of, and in rows written before these columns (theirs are in `record`, `before`). */
+function bodyColumn(row: Record<string, SqlValue>, column: string, before: string | null | undefined): string | null {
+  return (row[column] ?? before ?? null) as string | null;
 }
 
 /** Every reference of an entry between spaces, so that one is found whole with `instr`. */
