@@ -364,7 +364,11 @@ describe('bounded, kept, or off', () => {
     const store = new SandboxStore();
     const log = new RequestLog(store, { webcode: 'TURN', size: 100 });
     const made: number[] = [];
-    const later = (index: number) => log.later(() => (made.push(index), undefined), index);
+    const later = (index: number) =>
+      log.later(() => {
+        made.push(index);
+        return undefined;
+      }, index);
     later(0);
     expect(made).toEqual([]);
     await new Promise((resolve) => setImmediate(resolve));
