@@ -44,7 +44,7 @@ export class Scheduler {
   /** Adds a job, in the caller's transaction if there is one. */
   add(kind: string, delayMs: number, subject: string): void {
     const dueAt = this.#clock.now() + Math.max(0, delayMs);
-    this.#store.addJob(kind, dueAt, subject);
+    this.#store.jobs.add(kind, dueAt, subject);
     if (this.#earliest !== undefined) this.#earliest = Math.min(this.#earliest, dueAt);
     if (!this.#timer || dueAt < this.#timer.at) this.#arm(dueAt);
   }
@@ -60,11 +60,11 @@ export class Scheduler {
     }
     // A job under way is claimed in the store: this reads each due job once, however many run.
     for (;;) {
-      const due = this.#store.claimDueJobs(this.#clock.now());
+      const due = this.#store.jobs.claimDue(this.#clock.now());
       if (due.length === 0) break;
       for (const job of due) this.#run(job);
     }
-    const next = this.#store.nextDue();
+    const next = this.#store.jobs.nextDue();
     this.#earliest = next ?? Number.POSITIVE_INFINITY;
     if (next === undefined) this.#disarm();
     else if (this.#timer?.at !== next) this.#arm(next);
@@ -72,7 +72,7 @@ export class Scheduler {
 
   /** Sandbox time of the earliest job that is not under way, if any. */
   nextDueAt(): number | undefined {
-    return this.#store.nextDue();
+    return this.#store.jobs.nextDue();
   }
 
   /** Runs what is due and re-arms the timer, for when the clock jumped (an advance) or jobs were deleted. */
@@ -103,7 +103,7 @@ export class Scheduler {
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
       if ('run' in handler) {
         this.#store.transaction(() => {
-          this.#store.deleteJob(job.id);
+          this.#store.jobs.delete(job.id);
           handler.run(job.subject);
         });
         return;
@@ -126,7 +126,7 @@ export class Scheduler {
 
   #release(job: Job): void {
     try {
-      this.#store.releaseJob(job.id);
+      this.#store.jobs.release(job.id);
     } catch (error) {
       this.#onError(error);
     }
@@ -135,7 +135,7 @@ export class Scheduler {
   /** A job that throws is a sandbox bug: it is dropped, so that it cannot fail again forever, and reported. */
   #failed(job: Job, error: unknown): void {
     if (this.#closed) return;
-    this.#store.deleteJob(job.id);
+    this.#store.jobs.delete(job.id);
     this.#onError(error);
   }
 

@@ -3,19 +3,15 @@
  * folder. Each record kind is a table whose indexed columns are what the listings filter and order
  * on (environment, status, creation time, `seq` as the cursor key); the record itself is a JSON
  * column, so that a new field needs no migration. Everything one request changes is committed in
- * one transaction (see {@link SandboxStore.transaction}).
+ * one transaction (see {@link SandboxStore.transaction}). The tables that hold no records are in
+ * `store-tables.ts`; the import of the JSON state of earlier versions in `store-legacy.ts`.
  */
-import type { Environment } from '../core/options.js';
 import { type Database, loadSqlite, type SqlValue, type Statement } from '../core/sqlite.js';
-import type {
-  FaultEntry,
-  IdempotencyRecord,
-  ModificationRecord,
-  PosRecord,
-  SandboxRecords,
-  SessionRecord,
-  WebhookDelivery,
-} from './records.js';
+import type { ModificationRecord, PosRecord, SandboxRecords, SessionRecord, WebhookDelivery } from './records.js';
+import { importLegacyState, type LegacyState, parseLegacyState } from './store-legacy.js';
+import { FaultEntryTable, IdempotencyTable, JobTable } from './store-tables.js';
+
+export type { Job } from './store-tables.js';
 
 /** The store could not be opened: the message names the file and what to do. */
 export class SandboxStoreError extends Error {
@@ -164,14 +160,6 @@ function whereClause(conditions: Conditions, range?: CreatedRange): [string, Sql
     values.push(range.to);
   }
   return [names.length === 0 ? '' : ` WHERE ${names.join(' AND ')}`, values];
-}
-
-/** A unit of scheduled work, kept in the database so that it resumes after a restart. */
-export interface Job {
-  id: number;
-  kind: string;
-  dueAt: number;
-  subject: string;
 }
 
 /**
@@ -347,6 +335,12 @@ export class SandboxStore {
   readonly posPayments: RecordTable<PosRecord>;
   readonly modifications: RecordTable<ModificationRecord>;
   readonly deliveries: RecordTable<WebhookDelivery>;
+  /** The answers kept for `Idempotency-Key` requests. */
+  readonly idempotency = new IdempotencyTable(this);
+  /** The scheduled work (webhook attempts, POS answers, session ends). */
+  readonly jobs = new JobTable(this);
+  /** Where fault rules struck. */
+  readonly faultEntries = new FaultEntryTable(this);
 
   /**
    * Opens `dataDir/sandbox.db` (created if absent), or an in-memory database without `dataDir`.
@@ -379,41 +373,11 @@ export class SandboxStore {
         `The sandbox database ${this.location} has schema version ${version}, newer than this payment-service-sdk knows (${MIGRATIONS.length}): use a newer version, or ${advice}.`,
       );
     }
-    this.sessions = new RecordTable(this, 'sessions', { name: 'session_id', of: (record) => record.sessionId }, [
-      { name: 'environment', of: (record) => record.environment },
-      { name: 'status', of: (record) => record.status },
-      { name: 'token', of: (record) => record.token },
-      { name: 'payment_reference', of: (record) => record.paymentReference },
-      { name: 'created_at', of: (record) => record.createdAt },
-      { name: 'ended_at', of: (record) => record.endedAt },
-    ]);
-    this.posPayments = new RecordTable(this, 'pos_payments', { name: 'pos_payment_id', of: (record) => record.posPaymentId }, [
-      { name: 'environment', of: (record) => record.environment },
-      { name: 'status', of: (record) => record.status },
-      { name: 'poi_id', of: (record) => record.poiId },
-      { name: 'created_at', of: (record) => record.createdAt },
-    ]);
-    this.modifications = new RecordTable(
-      this,
-      'modifications',
-      { name: 'operation_reference', of: (record) => record.operationReference },
-      [
-        { name: 'environment', of: (record) => record.environment },
-        { name: 'status', of: (record) => record.status },
-        { name: 'operation_type', of: (record) => record.operationType },
-        { name: 'payment_reference', of: (record) => record.paymentReference },
-        { name: 'session_id', of: (record) => record.sessionId },
-        { name: 'created_at', of: (record) => record.createdAt },
-      ],
-    );
-    this.deliveries = new RecordTable(this, 'deliveries', { name: 'id', of: (record) => String(record.id) }, [
-      { name: 'environment', of: (record) => record.environment },
-      { name: 'status', of: (record) => deliveryStatus(record) },
-      { name: 'url', of: (record) => record.url },
-      { name: 'payment_reference', of: (record) => deliveryPaymentReference(record) },
-      { name: 'created_at', of: (record) => record.createdAt },
-      { name: 'held', of: (record) => (record.held ? 1 : 0) },
-    ]);
+    const tables = recordTables(this);
+    this.sessions = tables.sessions;
+    this.posPayments = tables.posPayments;
+    this.modifications = tables.modifications;
+    this.deliveries = tables.deliveries;
     try {
       this.transaction(() => {
         for (const [index, sql] of MIGRATIONS.entries()) if (index >= version) this.#db.exec(sql);
@@ -529,109 +493,6 @@ export class SandboxStore {
     return this.#bump('lastTimestamp', now);
   }
 
-  // Idempotency
-
-  idempotencyEntry(environment: Environment, key: string, notBefore: number): IdempotencyRecord | undefined {
-    const row = this.statement(
-      `SELECT environment, key, endpoint, body_hash AS bodyHash, status, response, created_at AS createdAt
-       FROM idempotency WHERE environment = ? AND key = ? AND created_at >= ?`,
-    ).get(environment, key, notBefore);
-    return row as IdempotencyRecord | undefined;
-  }
-
-  saveIdempotency(entry: IdempotencyRecord): void {
-    this.statement(
-      `INSERT OR REPLACE INTO idempotency (environment, key, endpoint, body_hash, status, response, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ).run(entry.environment, entry.key, entry.endpoint, entry.bodyHash, entry.status, entry.response, entry.createdAt);
-  }
-
-  /** Stores the response of an entry whose request was still running. */
-  completeIdempotency(environment: Environment, key: string, status: number, response: string): void {
-    this.statement('UPDATE idempotency SET status = ?, response = ? WHERE environment = ? AND key = ?').run(
-      status,
-      response,
-      environment,
-      key,
-    );
-  }
-
-  deleteIdempotency(environment: Environment, key: string): void {
-    this.statement('DELETE FROM idempotency WHERE environment = ? AND key = ?').run(environment, key);
-  }
-
-  /** Removes entries created before `before`. */
-  purgeIdempotency(before: number): void {
-    this.statement('DELETE FROM idempotency WHERE created_at < ?').run(before);
-  }
-
-  // Fault entries
-
-  /** Records where a fault rule struck, under each reference it concerns. */
-  addFaultEntry(entry: FaultEntry): void {
-    const seq = this.statement('INSERT INTO fault_entries (environment, record) VALUES (?, ?) RETURNING seq').get(
-      entry.environment,
-      JSON.stringify(entry),
-    )?.seq as number;
-    for (const reference of new Set(entry.references))
-      this.statement('INSERT INTO fault_subjects (reference, entry) VALUES (?, ?)').run(reference, seq);
-  }
-
-  /** The fault entries of one environment that concern any of `references`, oldest first. */
-  faultEntriesAbout(environment: Environment, references: readonly string[]): FaultEntry[] {
-    if (references.length === 0) return [];
-    const rows = this.statement(
-      `SELECT record FROM fault_entries WHERE environment = ? AND seq IN
-         (SELECT entry FROM fault_subjects WHERE reference IN (${references.map(() => '?').join(', ')}))
-       ORDER BY seq`,
-    ).all(environment, ...references);
-    return rows.map((row) => JSON.parse(row.record as string) as FaultEntry);
-  }
-
-  // Jobs
-
-  addJob(kind: string, dueAt: number, subject: string): void {
-    this.statement('INSERT INTO jobs (kind, due_at, subject) VALUES (?, ?, ?)').run(kind, dueAt, subject);
-  }
-
-  /**
-   * Claims the jobs due at `now` that no one has claimed, earliest first: each is returned once,
-   * however many jobs are under way (a claim lasts until the job is deleted or {@link releaseJob},
-   * or the store is opened again).
-   */
-  claimDueJobs(now: number): Job[] {
-    const jobs = this.statement(
-      'UPDATE jobs SET claimed = 1 WHERE claimed = 0 AND due_at <= ? RETURNING id, kind, due_at AS dueAt, subject',
-    ).all(now) as unknown as Job[];
-    return jobs.sort((a, b) => a.dueAt - b.dueAt || a.id - b.id);
-  }
-
-  /** Makes a claimed job due again (its run ended without deleting it). */
-  releaseJob(id: number): void {
-    this.statement('UPDATE jobs SET claimed = 0 WHERE id = ?').run(id);
-  }
-
-  /** The earliest due time of a job no one has claimed, if any. */
-  nextDue(): number | undefined {
-    return (this.statement('SELECT min(due_at) AS due FROM jobs WHERE claimed = 0').get()?.due as number | null) ?? undefined;
-  }
-
-  /** Replaces a job's subject (a job that does its work in parts records what is left). */
-  setJobSubject(id: number, subject: string): void {
-    this.statement('UPDATE jobs SET subject = ? WHERE id = ?').run(subject, id);
-  }
-
-  deleteJob(id: number): void {
-    this.statement('DELETE FROM jobs WHERE id = ?').run(id);
-  }
-
-  /** Every job of `kind`. */
-  jobsOf(kind: string): Job[] {
-    return this.statement('SELECT id, kind, due_at AS dueAt, subject FROM jobs WHERE kind = ? ORDER BY due_at, id').all(
-      kind,
-    ) as unknown as Job[];
-  }
-
   /** The value of counter `name`. */
   counter(name: string): number {
     return this.statement('SELECT value FROM counters WHERE name = ?').get(name)?.value as number;
@@ -701,38 +562,7 @@ export class SandboxStore {
 
   /** The typed read methods of `sandbox.records`. */
   records(): SandboxRecords {
-    return {
-      sessions: (filter = {}) => this.sessions.all({ environment: filter.environment, status: filter.status }, filter),
-      session: (sessionId) => this.sessions.get(sessionId),
-      posPayments: (filter = {}) =>
-        this.posPayments.all({ environment: filter.environment, status: filter.status, poi_id: filter.poiId }, filter),
-      posPayment: (posPaymentId) => this.posPayments.get(posPaymentId),
-      modifications: (filter = {}) =>
-        this.modifications.all(
-          {
-            environment: filter.environment,
-            status: filter.status,
-            operation_type: filter.type,
-            payment_reference: filter.paymentReference,
-          },
-          filter,
-        ),
-      deliveries: (filter = {}) => this.deliveries.all({ environment: filter.environment, status: filter.status, url: filter.url }, filter),
-      idempotency: (filter = {}) => {
-        const [where, values] = whereClause({ environment: filter.environment });
-        return this.statement(
-          `SELECT environment, key, endpoint, body_hash AS bodyHash, status, response, created_at AS createdAt
-           FROM idempotency${where} ORDER BY created_at`,
-        ).all(...values) as unknown as IdempotencyRecord[];
-      },
-      counts: () => ({
-        sessions: this.sessions.count(),
-        posPayments: this.posPayments.count(),
-        modifications: this.modifications.count(),
-        deliveries: this.deliveries.count(),
-        idempotency: this.statement('SELECT count(*) AS n FROM idempotency').get()?.n as number,
-      }),
-    };
+    return storeRecords(this);
   }
 
   /**
@@ -762,53 +592,94 @@ export class SandboxStore {
   #importLegacy(path: string): void {
     let state: LegacyState;
     try {
-      const text = nodeFs().readFileSync(path, 'utf8');
-      state = text.trim() === '' ? {} : (JSON.parse(text) as LegacyState);
-      if (typeof state !== 'object' || state === null || Array.isArray(state)) throw new Error('not a JSON object');
+      state = parseLegacyState(nodeFs().readFileSync(path, 'utf8'));
     } catch (error) {
       throw new SandboxStoreError(
         path,
         `The sandbox state file ${path} cannot be imported (${reason(error)}): move it aside (mv ${path} ${path}.broken) and start again.`,
       );
     }
-    for (const session of state.sessions ?? []) {
-      let attempt = 0;
-      const attempts = (session.attempts ?? []).map((item) => ({
-        ...item,
-        paymentReference: item.paymentReference ?? `${session.sessionId}-A${++attempt}`,
-      }));
-      // Their end times come from SESSION_ENDS, run after the import.
-      this.sessions.save({ ...session, attempts, endedAt: null, controlPayment: null });
-    }
-    for (const payment of state.posPayments ?? []) this.posPayments.save(payment);
-    for (const modification of state.modifications ?? []) this.modifications.save(modification);
-    for (const delivery of state.deliveries ?? []) {
-      this.deliveries.save({
-        ...delivery,
-        createdAt: delivery.attempts[0]?.at ?? 0,
-        attempts: delivery.attempts.map((item) => ({ durationMs: 0, responseBody: null, ...item })),
-      });
-    }
-    for (const environment of ['test', 'live'] as const) {
-      for (const [key, entry] of Object.entries(state.idempotency?.[environment] ?? {})) {
-        this.saveIdempotency({
-          environment,
-          key,
-          endpoint: entry.endpoint,
-          bodyHash: hashText(entry.body),
-          status: entry.status,
-          response: entry.response,
-          // Entries of the JSON store had no age: they count from the import.
-          createdAt: Date.now(),
-        });
-      }
-    }
-    if (state.counters) {
-      this.#counter('reference', (value) => Math.max(value, state.counters?.reference ?? 0));
-      this.#counter('lastTimestamp', (value) => Math.max(value, state.counters?.lastTimestamp ?? 0));
-      this.#counter('delivery', (value) => Math.max(value, ...(state.deliveries ?? []).map((delivery) => delivery.id)));
-    }
+    importLegacyState(state, {
+      sessions: this.sessions,
+      posPayments: this.posPayments,
+      modifications: this.modifications,
+      deliveries: this.deliveries,
+      idempotency: this.idempotency,
+      raiseCounter: (name, value) => this.#counter(name, (current) => Math.max(current, value)),
+      hash: hashText,
+    });
   }
+}
+
+/** The tables of the four record kinds, with the columns their listings filter and order on. */
+function recordTables(store: SandboxStore) {
+  return {
+    sessions: new RecordTable<SessionRecord>(store, 'sessions', { name: 'session_id', of: (record) => record.sessionId }, [
+      { name: 'environment', of: (record) => record.environment },
+      { name: 'status', of: (record) => record.status },
+      { name: 'token', of: (record) => record.token },
+      { name: 'payment_reference', of: (record) => record.paymentReference },
+      { name: 'created_at', of: (record) => record.createdAt },
+      { name: 'ended_at', of: (record) => record.endedAt },
+    ]),
+    posPayments: new RecordTable<PosRecord>(store, 'pos_payments', { name: 'pos_payment_id', of: (record) => record.posPaymentId }, [
+      { name: 'environment', of: (record) => record.environment },
+      { name: 'status', of: (record) => record.status },
+      { name: 'poi_id', of: (record) => record.poiId },
+      { name: 'created_at', of: (record) => record.createdAt },
+    ]),
+    modifications: new RecordTable<ModificationRecord>(
+      store,
+      'modifications',
+      { name: 'operation_reference', of: (record) => record.operationReference },
+      [
+        { name: 'environment', of: (record) => record.environment },
+        { name: 'status', of: (record) => record.status },
+        { name: 'operation_type', of: (record) => record.operationType },
+        { name: 'payment_reference', of: (record) => record.paymentReference },
+        { name: 'session_id', of: (record) => record.sessionId },
+        { name: 'created_at', of: (record) => record.createdAt },
+      ],
+    ),
+    deliveries: new RecordTable<WebhookDelivery>(store, 'deliveries', { name: 'id', of: (record) => String(record.id) }, [
+      { name: 'environment', of: (record) => record.environment },
+      { name: 'status', of: (record) => deliveryStatus(record) },
+      { name: 'url', of: (record) => record.url },
+      { name: 'payment_reference', of: (record) => deliveryPaymentReference(record) },
+      { name: 'created_at', of: (record) => record.createdAt },
+      { name: 'held', of: (record) => (record.held ? 1 : 0) },
+    ]),
+  };
+}
+
+/** The typed read methods of `sandbox.records` over `store`. */
+function storeRecords(store: SandboxStore): SandboxRecords {
+  return {
+    sessions: (filter = {}) => store.sessions.all({ environment: filter.environment, status: filter.status }, filter),
+    session: (sessionId) => store.sessions.get(sessionId),
+    posPayments: (filter = {}) =>
+      store.posPayments.all({ environment: filter.environment, status: filter.status, poi_id: filter.poiId }, filter),
+    posPayment: (posPaymentId) => store.posPayments.get(posPaymentId),
+    modifications: (filter = {}) =>
+      store.modifications.all(
+        {
+          environment: filter.environment,
+          status: filter.status,
+          operation_type: filter.type,
+          payment_reference: filter.paymentReference,
+        },
+        filter,
+      ),
+    deliveries: (filter = {}) => store.deliveries.all({ environment: filter.environment, status: filter.status, url: filter.url }, filter),
+    idempotency: (filter = {}) => store.idempotency.all(filter.environment),
+    counts: () => ({
+      sessions: store.sessions.count(),
+      posPayments: store.posPayments.count(),
+      modifications: store.modifications.count(),
+      deliveries: store.deliveries.count(),
+      idempotency: store.idempotency.count(),
+    }),
+  };
 }
 
 /** The payment a delivery's event is about, if it names one. */
@@ -820,19 +691,6 @@ function deliveryPaymentReference(delivery: WebhookDelivery): string | null {
 /** `pending`, `delivered` or `abandoned`. */
 export function deliveryStatus(delivery: WebhookDelivery): 'pending' | 'delivered' | 'abandoned' {
   return delivery.delivered ? 'delivered' : delivery.abandoned ? 'abandoned' : 'pending';
-}
-
-interface LegacyState {
-  sessions?: (Omit<SessionRecord, 'attempts' | 'endedAt' | 'controlPayment'> & {
-    attempts?: (Omit<SessionRecord['attempts'][number], 'paymentReference'> & { paymentReference: string | null })[];
-  })[];
-  posPayments?: PosRecord[];
-  modifications?: ModificationRecord[];
-  idempotency?: Partial<Record<Environment, Record<string, { endpoint: string; body: string; status: number; response: string }>>>;
-  deliveries?: (Omit<WebhookDelivery, 'attempts' | 'createdAt'> & {
-    attempts: { at: number; status: number | null; error: string | null }[];
-  })[];
-  counters?: { reference?: number; lastTimestamp?: number };
 }
 
 /** SQLite's primary result codes for a damaged file: SQLITE_CORRUPT and SQLITE_NOTADB. */

@@ -150,7 +150,7 @@ export function openTenant(settings: TenantSettings): Tenant {
   let requests: RequestLog;
   try {
     requests = new RequestLog(store, { webcode, size: settings.requestLogSize, onError: report });
-    store.purgeIdempotency(clock.now() - settings.idempotencyTtlMs);
+    store.idempotency.purge(clock.now() - settings.idempotencyTtlMs);
     // Work scheduled before a restart is in the store: run what is due, arm the timer for the rest.
     scheduler.runDue();
   } catch (error) {

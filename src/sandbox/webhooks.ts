@@ -117,7 +117,7 @@ export class WebhookDispatcher {
     const rule = this.#faults?.strikeEvent(environment, event.event_code);
     const ids = this.urls.flatMap((url) => this.#deliverStruck({ url, environment, event, resendOf: null }, rule));
     if (rule) {
-      this.#store.addFaultEntry({
+      this.#store.faultEntries.add({
         at: this.#clock.now(),
         environment,
         rule: rule.id,
@@ -178,8 +178,8 @@ export class WebhookDispatcher {
     const end = Math.min(state.last, state.next + COPIES_PER_BATCH - 1);
     for (let id = state.next; id <= end; id++) this.#deliver(state.fields, 0, { id, createdAt: state.createdAt });
     const left = { ...state, next: end + 1 };
-    if (left.next > left.last) this.#store.deleteJob(jobId);
-    else this.#store.setJobSubject(jobId, JSON.stringify(left));
+    if (left.next > left.last) this.#store.jobs.delete(jobId);
+    else this.#store.jobs.setSubject(jobId, JSON.stringify(left));
     return left;
   }
 
@@ -254,7 +254,7 @@ export class WebhookDispatcher {
     if (this.#scheduler?.closed) return;
     const pending = this.#store.deliveries.get(job.subject);
     if (!pending || pending.delivered || pending.abandoned) {
-      this.#store.deleteJob(job.id);
+      this.#store.jobs.delete(job.id);
       return;
     }
     const attempt: DeliveryAttempt = { at: this.#clock.now(), status: null, error: null, durationMs: 0, responseBody: null };
@@ -287,7 +287,7 @@ export class WebhookDispatcher {
     attempt.durationMs = Math.round(performance.now() - began);
     if (this.#scheduler?.closed) return;
     const report = this.#store.transaction((): AttemptReport | undefined => {
-      this.#store.deleteJob(job.id);
+      this.#store.jobs.delete(job.id);
       const delivery = this.#store.deliveries.get(job.subject);
       if (!delivery) return undefined;
       delivery.attempts.push(attempt);

@@ -631,7 +631,7 @@ describe('store: bounded work and memory', () => {
       // SQL texts that vary with their input: one per count of references, as a timeline asks.
       for (let count = 1; count <= 1_000; count++) {
         const references = Array.from({ length: count }, (_, index) => `R${index}`);
-        expect(store.faultEntriesAbout('test', references)).toEqual([]);
+        expect(store.faultEntries.about('test', references)).toEqual([]);
         expect(store.statement('SELECT 1 AS n')).toBe(kept);
         expect(store.cachedStatements).toBeLessThanOrEqual(STATEMENT_CACHE_SIZE);
       }
@@ -646,22 +646,22 @@ describe('store: bounded work and memory', () => {
   it('claims each due job once, however many are under way; a claim ends with releaseJob or the next opening', () => {
     const dir = tempDir();
     const store = new SandboxStore(dir);
-    for (let index = 0; index < 5; index++) store.addJob('kind', 100 + index, `S${index}`);
-    store.addJob('kind', 500, 'later');
-    expect(store.claimDueJobs(50)).toEqual([]);
-    const claimed = store.claimDueJobs(200);
+    for (let index = 0; index < 5; index++) store.jobs.add('kind', 100 + index, `S${index}`);
+    store.jobs.add('kind', 500, 'later');
+    expect(store.jobs.claimDue(50)).toEqual([]);
+    const claimed = store.jobs.claimDue(200);
     expect(claimed.map((job) => job.subject)).toEqual(['S0', 'S1', 'S2', 'S3', 'S4']);
-    expect(store.claimDueJobs(1_000).map((job) => job.subject)).toEqual(['later']);
-    expect(store.claimDueJobs(1_000)).toEqual([]);
-    expect(store.nextDue()).toBeUndefined();
-    store.releaseJob(claimed[1]?.id ?? 0);
-    expect(store.nextDue()).toBe(101);
-    expect(store.claimDueJobs(1_000).map((job) => job.subject)).toEqual(['S1']);
+    expect(store.jobs.claimDue(1_000).map((job) => job.subject)).toEqual(['later']);
+    expect(store.jobs.claimDue(1_000)).toEqual([]);
+    expect(store.jobs.nextDue()).toBeUndefined();
+    store.jobs.release(claimed[1]?.id ?? 0);
+    expect(store.jobs.nextDue()).toBe(101);
+    expect(store.jobs.claimDue(1_000).map((job) => job.subject)).toEqual(['S1']);
     store.close();
     // Claimed by a run that stopped: due again in the next.
     const reopened = new SandboxStore(dir);
-    expect(reopened.nextDue()).toBe(100);
-    expect(reopened.claimDueJobs(1_000)).toHaveLength(6);
+    expect(reopened.jobs.nextDue()).toBe(100);
+    expect(reopened.jobs.claimDue(1_000)).toHaveLength(6);
     reopened.close();
   });
 });

@@ -123,8 +123,8 @@ export class PosPayments {
     }
     if (idempotencyKey !== null) {
       // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
-      if (outcome instanceof ServiceFailure) store.deleteIdempotency(record.environment, idempotencyKey);
-      else store.completeIdempotency(record.environment, idempotencyKey, outcome.status, successBody(outcome.data));
+      if (outcome instanceof ServiceFailure) store.idempotency.delete(record.environment, idempotencyKey);
+      else store.idempotency.complete(record.environment, idempotencyKey, outcome.status, successBody(outcome.data));
       this.#keys.settle(record.environment, idempotencyKey);
     }
     const waiter = this.#waiters.get(posPaymentId);
@@ -190,7 +190,7 @@ export class PosPayments {
 
   /** The subject of the pending payment's terminal-answer job, which holds the `Idempotency-Key` to complete. */
   #pendingSubject(record: PosRecord): PosAnswerSubject {
-    for (const job of this.#context.store.jobsOf(JOB.posAnswer)) {
+    for (const job of this.#context.store.jobs.of(JOB.posAnswer)) {
       const subject = JSON.parse(job.subject) as PosAnswerSubject;
       if (subject.posPaymentId === record.posPaymentId) return subject;
     }

@@ -183,7 +183,7 @@ export class SandboxControl {
       record: this.sessionView(session),
       modifications: this.#store.modifications.all({ environment, session_id: sessionId }),
       deliveries: session.paymentReference === null ? [] : this.#deliveriesAbout(environment, session.paymentReference),
-      faults: this.#store.faultEntriesAbout(environment, references),
+      faults: this.#store.faultEntries.about(environment, references),
     };
   }
 
@@ -194,7 +194,7 @@ export class SandboxControl {
       record,
       modifications: this.#store.modifications.all({ environment, session_id: posPaymentId }),
       deliveries: this.#deliveriesAbout(environment, posPaymentId),
-      faults: this.#store.faultEntriesAbout(environment, [posPaymentId]),
+      faults: this.#store.faultEntries.about(environment, [posPaymentId]),
     };
   }
 
@@ -207,7 +207,7 @@ export class SandboxControl {
       deliveries: this.#deliveriesAbout(environment, record.paymentReference).filter(
         (delivery) => delivery.event.event_code === 'REFUND' && delivery.event.data.refundReference === operationReference,
       ),
-      faults: this.#store.faultEntriesAbout(environment, [operationReference]),
+      faults: this.#store.faultEntries.about(environment, [operationReference]),
     };
   }
 
@@ -221,7 +221,7 @@ export class SandboxControl {
   deliveryFault(delivery: WebhookDelivery): FaultEntry | undefined {
     if (!delivery.fault) return undefined;
     const references = referencesIn(delivery.event.data);
-    return this.#store.faultEntriesAbout(delivery.environment, references).find((entry) => entry.deliveries.includes(delivery.id));
+    return this.#store.faultEntries.about(delivery.environment, references).find((entry) => entry.deliveries.includes(delivery.id));
   }
 
   /** The session or POS payment a payment reference belongs to. */

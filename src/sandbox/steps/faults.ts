@@ -56,7 +56,7 @@ function note(context: ApiCall & Caller, struck: readonly FaultRuleState[], refe
   try {
     tenant.store.transaction(() => {
       for (const rule of struck)
-        tenant.store.addFaultEntry({
+        tenant.store.faultEntries.add({
           at: tenant.clock.now(),
           environment,
           rule: rule.id,

@@ -22,7 +22,7 @@ export function idempotency<C extends ApiCall & Caller & WithBody>(ttlMs: number
     const { store, clock } = tenant;
     const bodyHash = idempotencyKey === null ? '' : hashText(canonical(context.body));
     if (idempotencyKey !== null) {
-      const stored = store.idempotencyEntry(environment, idempotencyKey, clock.now() - ttlMs);
+      const stored = store.idempotency.get(environment, idempotencyKey, clock.now() - ttlMs);
       if (stored) {
         if (stored.endpoint !== route.name)
           throw new ServiceFailure(
@@ -40,13 +40,13 @@ export function idempotency<C extends ApiCall & Caller & WithBody>(ttlMs: number
     const entry = { environment, key: idempotencyKey ?? '', endpoint: route.name, bodyHash, createdAt: clock.now() };
     if ('deferred' in result) {
       // Its response is stored by the job that answers it; until then a resend waits.
-      if (idempotencyKey !== null) store.saveIdempotency({ ...entry, status: null, response: null });
+      if (idempotencyKey !== null) store.idempotency.save({ ...entry, status: null, response: null });
       return result;
     }
     const response = successBody(result.data);
     // Only successes are stored: a failed request ran nothing, and may be sent again as it was.
     if (idempotencyKey !== null && result.status >= 200 && result.status < 300)
-      store.saveIdempotency({ ...entry, status: result.status, response });
+      store.idempotency.save({ ...entry, status: result.status, response });
     return { response: successResponse(result.status, result.data, response) };
   };
 }
