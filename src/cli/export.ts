@@ -399,6 +399,158 @@ function resumeCommand(kind: Kind, global: GlobalOptions, format: ExportFormat, 
   return words.map(shellWord).join(' ');
 }
 
+/** How an export ends early: Ctrl-C or SIGTERM (a second one exits at once), or an output that fails a write. */
+interface Stops {
+  /** Aborted by either: the page worker stops, a wait for the output to drain ends. */
+  signal: AbortSignal;
+  /** The signal that stopped the export, if one did. */
+  readonly by: NodeJS.Signals | undefined;
+  /** The first failed write, if one failed. */
+  readonly outputError: Error | undefined;
+  /** For the output's `error` event. */
+  onOutputError(error: Error): void;
+  /** Gives Ctrl-C and SIGTERM back to their defaults. */
+  release(): void;
+}
+
+function stopsFor(terminal: Terminal, where: string): Stops {
+  const controller = new AbortController();
+  let by: NodeJS.Signals | undefined;
+  let outputError: Error | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (by !== undefined) {
+      // A second Ctrl-C: out at once; the output may end with a partial line.
+      terminal.stderr.write(`\nInterrupted again: stopped at once; ${where} may end with a partial line.\n`);
+      process.exit(INTERRUPTED[signal] ?? 1);
+    }
+    by = signal;
+    controller.abort(new Error(`${signal} received`));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    get by() {
+      return by;
+    },
+    get outputError() {
+      return outputError;
+    },
+    onOutputError(error) {
+      outputError ??= error;
+      controller.abort(error);
+    },
+    release() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
+}
+
+/** What an export wrote, and where the rest of the listing starts. */
+interface Written {
+  count: number;
+  pages: number;
+  total: number | undefined;
+  /** The cursor after the last page written whole; `null` once the listing is done, `undefined` before any page. */
+  cursor: string | null | undefined;
+  output: Output | undefined;
+  complete: boolean;
+  failure: unknown;
+}
+
+interface ExportRun {
+  kind: Kind;
+  terminal: Terminal;
+  flags: ExportFlags;
+  format: ExportFormat;
+  job: PageJob;
+  stops: Stops;
+}
+
+/** Writes each page the worker makes as it comes, waiting for the output to drain, until the listing ends or a stop. */
+async function writePages(run: ExportRun, written: Written): Promise<void> {
+  const { kind, terminal, flags, format, stops } = run;
+  let header = false;
+  const onTerminal = flags.out === undefined && Boolean(terminal.stdout.isTTY);
+  const stopped = () => stops.by !== undefined || stops.outputError !== undefined;
+  try {
+    for await (const page of remotePages(run.job, stops.signal)) {
+      if (written.output === undefined) {
+        written.output = await openOutput(terminal, flags.out, flags.resume !== undefined);
+        // A closed stdout (`| head`) or a full disk fails a write: the export stops there.
+        written.output.stream.on('error', stops.onOutputError);
+        header = format === 'csv' && written.output.fresh;
+      }
+      written.total ??= page.total;
+      let chunk = page.chunk;
+      if (header) {
+        chunk = csvLine([...kind.columns]) + chunk;
+        header = false;
+      }
+      // Data read on a terminal gets its control characters escaped (a file or a pipe gets it as it is).
+      if (onTerminal) chunk = terminalSafe(chunk.replaceAll('\r\n', '\n'), true);
+      // Handed to the stream whole: it reaches the output whether or not the loop goes on.
+      const full = !written.output.stream.write(chunk);
+      written.count += page.count;
+      written.pages += 1;
+      written.cursor = page.hasMore ? page.cursor : null;
+      if (full && !stopped()) await drained(written.output.stream, stops.signal);
+      if (stopped()) break;
+    }
+    written.complete = written.cursor === null || !stopped();
+  } catch (error) {
+    // An abort of Ctrl-C or of a failed output is not the service's failure.
+    if (!stopped()) written.failure = error;
+  }
+}
+
+/** Flushes and closes the output; a failure to do so leaves the export incomplete. */
+async function closeOutput(written: Written, stops: Stops): Promise<void> {
+  if (written.output === undefined) return;
+  try {
+    await written.output.close();
+  } catch (error) {
+    written.failure ??= error;
+    written.complete = false;
+  }
+  written.output.stream.off('error', stops.onOutputError);
+}
+
+/** The summary on stderr; how an incomplete export ends: the exit code of the signal, or an error with the cursor to resume from. */
+async function reportExport(
+  run: ExportRun,
+  written: Written,
+  where: string,
+  elapsedMs: number,
+  resume: (cursor: string) => string,
+): Promise<void> {
+  const { kind, terminal, flags, stops } = run;
+  const { count, cursor, failure } = written;
+  const seconds = elapsedMs / 1000;
+  const summary = `${number(count)} ${kind.noun} in ${seconds.toFixed(1)} s (${number(count / Math.max(seconds, 0.001))} rows/s)`;
+  // `--summary json`: the export's last line on stderr, whatever its end (a failure's message follows it).
+  const json = summaryFormat(flags.summary)
+    ? `${JSON.stringify({ rows: count, pages: written.pages, durationMs: Math.round(elapsedMs) })}\n`
+    : '';
+  const next = cursor === undefined || cursor === null ? 'Run the same command again to start over.' : `Resume with: ${resume(cursor)}`;
+  if (written.complete && failure === undefined) {
+    terminal.stderr.write(json === '' ? `Exported ${summary} to ${where}.\n` : json);
+    return;
+  }
+  if (stops.by !== undefined) {
+    const code = INTERRUPTED[stops.by] ?? 1;
+    await new Promise<void>((done) => terminal.stderr.write(`Interrupted after ${summary}. ${next}\n${json}`, () => done()));
+    process.exit(code);
+  }
+  if (json !== '') terminal.stderr.write(json);
+  if (stops.outputError !== undefined)
+    throw new Error(`could not write to ${where} (${errorText(stops.outputError)}) after ${summary}. ${next}`);
+  // Nothing written: the same command starts at the same place; the error as it is (a usage mistake exits 2).
+  if (count === 0) throw failure;
+  throw new Error(`${errorText(failure)}. Stopped after ${summary}. ${next}`);
+}
+
 async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags, command: Command): Promise<void> {
   const { terminal } = context;
   const global = context.options(command);
@@ -408,118 +560,50 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
   for (const { key } of kind.filters) if (flags[key] !== undefined) filters[key] = flags[key];
   const range = createdRange(flags);
   if (range && kind.created === 'service') Object.assign(filters, posDates(flags));
-  const summaryJson = summaryFormat(flags.summary);
+  summaryFormat(flags.summary);
   // The settings are checked here, so that a missing key is said at once, not by the worker.
   context.client(command);
-
   if (flags.resume !== undefined && flags.out !== undefined) await checkWholeLines(flags.out);
-  const where = flags.out === undefined ? 'stdout' : flags.out;
-  const controller = new AbortController();
-  let stopping: NodeJS.Signals | undefined;
-  const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping !== undefined) {
-      // A second Ctrl-C: out at once; the output may end with a partial line.
-      terminal.stderr.write(`\nInterrupted again: stopped at once; ${where} may end with a partial line.\n`);
-      process.exit(INTERRUPTED[signal] ?? 1);
-    }
-    stopping = signal;
-    controller.abort(new Error(`${signal} received`));
-  };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  // A closed stdout (`| head`) or a full disk fails a write: the export stops there.
-  let outputError: Error | undefined;
-  const onOutputError = (error: Error) => {
-    outputError ??= error;
-    controller.abort(error);
-  };
-  let output: Output | undefined;
 
-  let count = 0;
-  let pages = 0;
-  let total: number | undefined;
-  /** Where the rest of the listing starts: the cursor after the last page written whole. */
-  let cursor: string | null | undefined = flags.resume;
-  let complete = false;
-  let failure: unknown;
+  const where = flags.out === undefined ? 'stdout' : flags.out;
+  const job: PageJob = {
+    kind: kind.name,
+    settings: context.settings(command),
+    params: { ...filters, take, ...(flags.resume === undefined ? {} : { cursor: flags.resume }) },
+    format,
+    created: kind.created === 'cli' ? range : undefined,
+  };
+  const run: ExportRun = { kind, terminal, flags, format, job, stops: stopsFor(terminal, where) };
+  const written: Written = {
+    count: 0,
+    pages: 0,
+    total: undefined,
+    cursor: flags.resume,
+    output: undefined,
+    complete: false,
+    failure: undefined,
+  };
   const started = performance.now();
-  const seconds = () => (performance.now() - started) / 1000;
   const showBar = Boolean(terminal.stderr.isTTY) && (flags.out !== undefined || !terminal.stdout.isTTY);
   const bar = progress(terminal, showBar, () =>
-    progressLine(kind.noun, count, total, seconds(), terminal.stderr.columns ?? 80, flags.resume !== undefined),
+    progressLine(
+      kind.noun,
+      written.count,
+      written.total,
+      (performance.now() - started) / 1000,
+      terminal.stderr.columns ?? 80,
+      flags.resume !== undefined,
+    ),
   );
   try {
-    const job: PageJob = {
-      kind: kind.name,
-      settings: context.settings(command),
-      params: { ...filters, take, ...(flags.resume === undefined ? {} : { cursor: flags.resume }) },
-      format,
-      created: kind.created === 'cli' ? range : undefined,
-    };
-    let header = false;
-    const onTerminal = flags.out === undefined && Boolean(terminal.stdout.isTTY);
-    for await (const page of remotePages(job, controller.signal)) {
-      if (output === undefined) {
-        output = await openOutput(terminal, flags.out, flags.resume !== undefined);
-        output.stream.on('error', onOutputError);
-        header = format === 'csv' && output.fresh;
-      }
-      total ??= page.total;
-      let chunk = page.chunk;
-      if (header) {
-        chunk = csvLine([...kind.columns]) + chunk;
-        header = false;
-      }
-      // Data read on a terminal gets its control characters escaped (a file or a pipe gets it as it is).
-      if (onTerminal) chunk = terminalSafe(chunk.replaceAll('\r\n', '\n'), true);
-      // Handed to the stream whole: it reaches the output whether or not the loop goes on.
-      const full = !output.stream.write(chunk);
-      count += page.count;
-      pages += 1;
-      cursor = page.hasMore ? page.cursor : null;
-      if (full && stopping === undefined && outputError === undefined) await drained(output.stream, controller.signal);
-      if (stopping !== undefined || outputError !== undefined) break;
-    }
-    complete = cursor === null || (stopping === undefined && outputError === undefined);
-  } catch (error) {
-    // An abort of Ctrl-C or of a failed output is not the service's failure.
-    if (stopping === undefined && outputError === undefined) failure = error;
+    await writePages(run, written);
   } finally {
     bar.stop();
   }
   // Still listening for Ctrl-C while the file is flushed and closed: the default would kill the process mid-write.
-  if (output !== undefined) {
-    try {
-      await output.close();
-    } catch (error) {
-      failure ??= error;
-      complete = false;
-    }
-    output.stream.off('error', onOutputError);
-  }
-  process.off('SIGINT', onSignal);
-  process.off('SIGTERM', onSignal);
-
-  const summary = `${number(count)} ${kind.noun} in ${seconds().toFixed(1)} s (${number(count / Math.max(seconds(), 0.001))} rows/s)`;
-  // `--summary json`: the export's last line on stderr, whatever its end (a failure's message follows it).
-  const json = summaryJson ? `${JSON.stringify({ rows: count, pages, durationMs: Math.round(performance.now() - started) })}\n` : '';
-  const resume =
-    cursor === undefined || cursor === null
-      ? 'Run the same command again to start over.'
-      : `Resume with: ${resumeCommand(kind, global, format, flags, cursor)}`;
-  if (complete && failure === undefined) {
-    terminal.stderr.write(json === '' ? `Exported ${summary} to ${where}.\n` : json);
-    return;
-  }
-  if (stopping !== undefined) {
-    await new Promise<void>((done) => terminal.stderr.write(`Interrupted after ${summary}. ${resume}\n${json}`, () => done()));
-    process.exit(INTERRUPTED[stopping] ?? 1);
-  }
-  if (json !== '') terminal.stderr.write(json);
-  if (outputError !== undefined) throw new Error(`could not write to ${where} (${errorText(outputError)}) after ${summary}. ${resume}`);
-  // Nothing written: the same command starts at the same place; the error as it is (a usage mistake exits 2).
-  if (count === 0) throw failure;
-  throw new Error(`${errorText(failure)}. Stopped after ${summary}. ${resume}`);
+  await closeOutput(written, run.stops);
+  run.stops.release();
+  await reportExport(run, written, where, performance.now() - started, (cursor) => resumeCommand(kind, global, format, flags, cursor));
 }
 
 /** Adds `export sessions|pos|modifications` to the program. */
