@@ -182,47 +182,14 @@ export function postgresWebhookStore(pool: PostgresQueryable, options: PostgresW
     throw new ConfigurationError('pool', 'postgresWebhookStore needs a pg Pool or Client (anything with query(text, values))');
   }
   const table = pgTable(options.table);
-  const migration = postgresWebhookStoreMigration(options.table);
-  const create = async () => {
-    try {
-      await pool.query(migration, []);
-    } catch (error) {
-      if (!alreadyCreated(error)) throw error;
-    }
-  };
-  // Made (with createTable) and checked once, before the first call; a failure is tried again by the next call.
-  let prepared: Promise<void> | undefined;
-  const ready = (): Promise<void> => {
-    prepared ??= checkShape(pool, table, options.createTable ? create : undefined).catch((error: unknown) => {
-      prepared = undefined;
-      throw error;
-    });
-    return prepared;
-  };
-  // The conflict branch always writes, so that RETURNING reads the row as it now is (the latest
-  // committed version, locked), whoever holds it: the new claim, an unexpired one, or the done mark.
-  // One time for the whole statement (statement_timestamp), so that both CASEs agree.
-  const claimSql = `INSERT INTO ${table} AS e (key, token, lease_until)
-    VALUES ($1, $2, statement_timestamp() + $3 * interval '1 millisecond')
-    ON CONFLICT (key) DO UPDATE SET
-      token = CASE WHEN e.done_at IS NULL AND e.lease_until <= statement_timestamp() THEN excluded.token ELSE e.token END,
-      lease_until = CASE WHEN e.done_at IS NULL AND e.lease_until <= statement_timestamp() THEN excluded.lease_until ELSE e.lease_until END
-    RETURNING e.token IS NOT DISTINCT FROM $2 AS claimed, e.done_at IS NOT NULL AS done,
-      ceil(extract(epoch FROM e.lease_until - statement_timestamp()) * 1000) AS retry_after_ms`;
-  const completeSql = `INSERT INTO ${table} AS e (key, token, lease_until, done_at)
-    VALUES ($1, $2, statement_timestamp(), statement_timestamp())
-    ON CONFLICT (key) DO UPDATE SET done_at = statement_timestamp()
-    WHERE e.done_at IS NULL AND (e.token = $2 OR e.lease_until <= statement_timestamp())`;
-  const releaseSql = `DELETE FROM ${table} WHERE key = $1 AND token = $2 AND done_at IS NULL`;
-  // Marks done and locks the row for the transaction's life: a claim racing it waits, then finds it done.
-  const doneSql = `UPDATE ${table} SET done_at = statement_timestamp() WHERE key = $1 AND token = $2 AND done_at IS NULL RETURNING key`;
-
+  const ready = readiness(pool, table, options);
+  const sql = statementsFor(table);
   return {
     async claim(key, leaseMs): Promise<WebhookClaim> {
       checkStoreArguments(key, leaseMs, 'lease');
       await ready();
       const token = newClaimToken();
-      const { rows } = await pool.query(claimSql, [key, token, leaseMs]);
+      const { rows } = await pool.query(sql.claim, [key, token, leaseMs]);
       const row = rows[0] as ClaimRow;
       if (row.claimed) return { status: 'claimed', token };
       if (row.done) return { status: 'done' };
@@ -231,34 +198,88 @@ export function postgresWebhookStore(pool: PostgresQueryable, options: PostgresW
     async complete(key, token) {
       checkStoreArguments(key, token);
       await ready();
-      await pool.query(completeSql, [key, token]);
+      await pool.query(sql.complete, [key, token]);
     },
     async release(key, token) {
       checkStoreArguments(key, token);
       await ready();
-      await pool.query(releaseSql, [key, token]);
+      await pool.query(sql.release, [key, token]);
     },
     async transaction<Result>(key: string, token: string, fn: (client: PostgresPoolClient) => Result | PromiseLike<Result>) {
       checkStoreArguments(key, token);
       if (!isPool(pool))
         throw new ConfigurationError('pool', 'context.transaction needs postgresWebhookStore built on a pg Pool, not a single Client');
       await ready();
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        await client.query('BEGIN', []);
-        if ((await client.query(doneSql, [key, token])).rows.length === 0) throw claimLost(key);
-        const result = await fn(client);
-        await client.query('COMMIT', []);
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK', []).catch((failure: unknown) => {
-          broken = failure instanceof Error ? failure : new Error(String(failure));
-        });
-        throw error;
-      } finally {
-        client.release(broken);
-      }
+      return inTransaction(pool, sql.done, key, token, fn);
     },
   };
+}
+
+/** What runs before the store's first call: the table made (with `createTable`) and its shape checked; a failure is tried again by the next call. */
+function readiness(pool: PostgresQueryable, table: string, options: PostgresWebhookStoreOptions): () => Promise<void> {
+  const migration = postgresWebhookStoreMigration(options.table);
+  const create = async () => {
+    try {
+      await pool.query(migration, []);
+    } catch (error) {
+      if (!alreadyCreated(error)) throw error;
+    }
+  };
+  let prepared: Promise<void> | undefined;
+  return () => {
+    prepared ??= checkShape(pool, table, options.createTable ? create : undefined).catch((error: unknown) => {
+      prepared = undefined;
+      throw error;
+    });
+    return prepared;
+  };
+}
+
+/** The store's statements on `table` (a checked, quoted name). */
+function statementsFor(table: string): { claim: string; complete: string; release: string; done: string } {
+  return {
+    // The conflict branch always writes, so that RETURNING reads the row as it now is (the latest
+    // committed version, locked), whoever holds it: the new claim, an unexpired one, or the done mark.
+    // One time for the whole statement (statement_timestamp), so that both CASEs agree.
+    claim: `INSERT INTO ${table} AS e (key, token, lease_until)
+    VALUES ($1, $2, statement_timestamp() + $3 * interval '1 millisecond')
+    ON CONFLICT (key) DO UPDATE SET
+      token = CASE WHEN e.done_at IS NULL AND e.lease_until <= statement_timestamp() THEN excluded.token ELSE e.token END,
+      lease_until = CASE WHEN e.done_at IS NULL AND e.lease_until <= statement_timestamp() THEN excluded.lease_until ELSE e.lease_until END
+    RETURNING e.token IS NOT DISTINCT FROM $2 AS claimed, e.done_at IS NOT NULL AS done,
+      ceil(extract(epoch FROM e.lease_until - statement_timestamp()) * 1000) AS retry_after_ms`,
+    complete: `INSERT INTO ${table} AS e (key, token, lease_until, done_at)
+    VALUES ($1, $2, statement_timestamp(), statement_timestamp())
+    ON CONFLICT (key) DO UPDATE SET done_at = statement_timestamp()
+    WHERE e.done_at IS NULL AND (e.token = $2 OR e.lease_until <= statement_timestamp())`,
+    release: `DELETE FROM ${table} WHERE key = $1 AND token = $2 AND done_at IS NULL`,
+    // Marks done and locks the row for the transaction's life: a claim racing it waits, then finds it done.
+    done: `UPDATE ${table} SET done_at = statement_timestamp() WHERE key = $1 AND token = $2 AND done_at IS NULL RETURNING key`,
+  };
+}
+
+/** `fn` in a transaction of one pooled client that first marks the claim done (`doneSql`): both commit, or neither does. */
+async function inTransaction<Result>(
+  pool: PostgresPool,
+  doneSql: string,
+  key: string,
+  token: string,
+  fn: (client: PostgresPoolClient) => Result | PromiseLike<Result>,
+): Promise<Result> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN', []);
+    if ((await client.query(doneSql, [key, token])).rows.length === 0) throw claimLost(key);
+    const result = await fn(client);
+    await client.query('COMMIT', []);
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK', []).catch((failure: unknown) => {
+      broken = failure instanceof Error ? failure : new Error(String(failure));
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
 }

@@ -70,6 +70,61 @@ interface ClaimRow {
  * names the path and why, and `cause` is the error of `node:fs` or `node:sqlite`.
  */
 export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWebhookStore {
+  const { table, busyTimeoutMs } = checkOptions(options);
+  const db = openStoreFile(options.path, table, busyTimeoutMs);
+  const sql = statementsFor(db, table);
+  // A transaction in progress on the connection: the store's statements wait for its end, so as
+  // not to fall into it (node:sqlite has one connection, and fn may await).
+  let open: Promise<void> | undefined;
+  const idle = async () => {
+    while (open) await open;
+  };
+  return {
+    async claim(key, leaseMs): Promise<WebhookClaim> {
+      checkStoreArguments(key, leaseMs, 'lease');
+      await idle();
+      const token = newClaimToken();
+      const now = Date.now();
+      const row = sql.claim.get(key, token, now, leaseMs) as unknown as ClaimRow;
+      if (row.token === token) return { status: 'claimed', token };
+      if (row.done_at !== null) return { status: 'done' };
+      return { status: 'busy', retryAfterMs: Math.max(1, row.lease_until - now) };
+    },
+    async complete(key, token) {
+      checkStoreArguments(key, token);
+      await idle();
+      sql.complete.run(key, token, Date.now());
+    },
+    async release(key, token) {
+      checkStoreArguments(key, token);
+      await idle();
+      sql.release.run(key, token);
+    },
+    async transaction<Result>(key: string, token: string, fn: (db: Database) => Result | PromiseLike<Result>): Promise<Result> {
+      checkStoreArguments(key, token);
+      await idle();
+      let end = () => {};
+      open = new Promise((resolve) => {
+        end = resolve;
+      });
+      try {
+        return await inTransaction(db, () => {
+          if (Number(sql.markDone.run(key, token, Date.now()).changes) === 0) throw claimLost(key);
+          return fn(db);
+        });
+      } finally {
+        open = undefined;
+        end();
+      }
+    },
+    close() {
+      db.close();
+    },
+  };
+}
+
+/** The table's quoted name and the busy timeout, checked; a `ConfigurationError` naming the option at fault. */
+function checkOptions(options: SqliteWebhookStoreOptions): { table: string; busyTimeoutMs: number } {
   if (typeof options !== 'object' || options === null || typeof options.path !== 'string' || options.path === '') {
     throw new ConfigurationError('path', 'sqliteWebhookStore needs { path }: the SQLite file every process of the app shares');
   }
@@ -81,13 +136,18 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
     throw new ConfigurationError('busyTimeoutMs', 'busyTimeoutMs must be a non-negative integer number of milliseconds');
   }
+  return { table, busyTimeoutMs };
+}
+
+/** The file opened (its folder made) in WAL mode, with the table made or its shape checked. */
+function openStoreFile(path: string, table: string, busyTimeoutMs: number): Database {
   const { DatabaseSync } = loadSqlite('sqliteWebhookStore');
-  makeFolder(options.path);
+  makeFolder(path);
   let db: Database;
   try {
-    db = new DatabaseSync(options.path, { timeout: busyTimeoutMs });
+    db = new DatabaseSync(path, { timeout: busyTimeoutMs });
   } catch (error) {
-    throw cannotOpen(options.path, error);
+    throw cannotOpen(path, error);
   }
   try {
     db.exec('PRAGMA journal_mode = WAL');
@@ -101,82 +161,47 @@ export function sqliteWebhookStore(options: SqliteWebhookStoreOptions): SqliteWe
   } catch (error) {
     db.close();
     // Another process holding the file past the busy timeout is no configuration mistake: as it is.
-    throw isBusy(error) || error instanceof ConfigurationError ? error : cannotOpen(options.path, error);
+    throw isBusy(error) || error instanceof ConfigurationError ? error : cannotOpen(path, error);
   }
-  // The conflict branch always writes, so that RETURNING gives the row as it now is, whoever holds it:
-  // the new claim, an unexpired one, or the done mark.
-  const claim = db.prepare(
-    `INSERT INTO ${table} (key, token, lease_until) VALUES (?1, ?2, ?3 + ?4)
-     ON CONFLICT (key) DO UPDATE SET
-       token = CASE WHEN done_at IS NULL AND lease_until <= ?3 THEN excluded.token ELSE token END,
-       lease_until = CASE WHEN done_at IS NULL AND lease_until <= ?3 THEN excluded.lease_until ELSE lease_until END
-     RETURNING token, lease_until, done_at`,
-  );
-  const complete = db.prepare(
-    `INSERT INTO ${table} (key, token, lease_until, done_at) VALUES (?1, ?2, ?3, ?3)
-     ON CONFLICT (key) DO UPDATE SET done_at = ?3 WHERE done_at IS NULL AND (token = ?2 OR lease_until <= ?3)`,
-  );
-  const release = db.prepare(`DELETE FROM ${table} WHERE key = ?1 AND token = ?2 AND done_at IS NULL`);
-  const markDone = db.prepare(`UPDATE ${table} SET done_at = ?3 WHERE key = ?1 AND token = ?2 AND done_at IS NULL`);
-  // A transaction in progress on the connection: the store's statements wait for its end, so as
-  // not to fall into it (node:sqlite has one connection, and fn may await).
-  let open: Promise<void> | undefined;
-  const idle = async () => {
-    while (open) await open;
-  };
+  return db;
+}
 
+/** The store's statements on `table`, prepared once. */
+function statementsFor(db: Database, table: string) {
   return {
-    async claim(key, leaseMs): Promise<WebhookClaim> {
-      checkStoreArguments(key, leaseMs, 'lease');
-      await idle();
-      const token = newClaimToken();
-      const now = Date.now();
-      const row = claim.get(key, token, now, leaseMs) as unknown as ClaimRow;
-      if (row.token === token) return { status: 'claimed', token };
-      if (row.done_at !== null) return { status: 'done' };
-      return { status: 'busy', retryAfterMs: Math.max(1, row.lease_until - now) };
-    },
-    async complete(key, token) {
-      checkStoreArguments(key, token);
-      await idle();
-      complete.run(key, token, Date.now());
-    },
-    async release(key, token) {
-      checkStoreArguments(key, token);
-      await idle();
-      release.run(key, token);
-    },
-    async transaction<Result>(key: string, token: string, fn: (db: Database) => Result | PromiseLike<Result>): Promise<Result> {
-      checkStoreArguments(key, token);
-      await idle();
-      let end = () => {};
-      open = new Promise((resolve) => {
-        end = resolve;
-      });
-      try {
-        db.exec('BEGIN IMMEDIATE');
-        try {
-          if (Number(markDone.run(key, token, Date.now()).changes) === 0) throw claimLost(key);
-          const result = await fn(db);
-          db.exec('COMMIT');
-          return result;
-        } catch (error) {
-          try {
-            db.exec('ROLLBACK');
-          } catch {
-            // No transaction left to roll back (SQLite ended it on the error).
-          }
-          throw error;
-        }
-      } finally {
-        open = undefined;
-        end();
-      }
-    },
-    close() {
-      db.close();
-    },
+    // The conflict branch always writes, so that RETURNING gives the row as it now is, whoever holds it:
+    // the new claim, an unexpired one, or the done mark.
+    claim: db.prepare(
+      `INSERT INTO ${table} (key, token, lease_until) VALUES (?1, ?2, ?3 + ?4)
+       ON CONFLICT (key) DO UPDATE SET
+         token = CASE WHEN done_at IS NULL AND lease_until <= ?3 THEN excluded.token ELSE token END,
+         lease_until = CASE WHEN done_at IS NULL AND lease_until <= ?3 THEN excluded.lease_until ELSE lease_until END
+       RETURNING token, lease_until, done_at`,
+    ),
+    complete: db.prepare(
+      `INSERT INTO ${table} (key, token, lease_until, done_at) VALUES (?1, ?2, ?3, ?3)
+       ON CONFLICT (key) DO UPDATE SET done_at = ?3 WHERE done_at IS NULL AND (token = ?2 OR lease_until <= ?3)`,
+    ),
+    release: db.prepare(`DELETE FROM ${table} WHERE key = ?1 AND token = ?2 AND done_at IS NULL`),
+    markDone: db.prepare(`UPDATE ${table} SET done_at = ?3 WHERE key = ?1 AND token = ?2 AND done_at IS NULL`),
   };
+}
+
+/** `work` between BEGIN IMMEDIATE and COMMIT; rolled back when it throws. */
+async function inTransaction<Result>(db: Database, work: () => Result | PromiseLike<Result>): Promise<Result> {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = await work();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      db.exec('ROLLBACK');
+    } catch {
+      // No transaction left to roll back (SQLite ended it on the error).
+    }
+    throw error;
+  }
 }
 
 /** The affinity SQLite gives a declared type (https://sqlite.org/datatype3.html#determination_of_column_affinity), as far as the store cares. */
