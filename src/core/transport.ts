@@ -16,6 +16,7 @@ import { type Paginator, paginate } from './pagination.js';
 import { interpretResponse, parseWith, toIssues } from './response.js';
 import { isRetryable, isStaleSocket, RetryBudget, type RetryClass, retryDelay, sleep } from './retry.js';
 import type { Send } from './send.js';
+import type { CallSpan } from './telemetry.js';
 
 /** Options every method takes as its last argument. */
 export interface RequestOptions {
@@ -65,6 +66,24 @@ interface PreparedRequest {
 }
 
 type Network = typeof import('./network.js');
+
+/** What a call's retries have used so far. */
+interface RetryState {
+  retries: number;
+  /** The one free resend of a first attempt that met a stale keep-alive socket. */
+  freeRetryUsed: boolean;
+  /** Taken from the retry budget, given back when the call succeeds. */
+  tokensSpent: number;
+}
+
+/** A call whose attempt failed, as its retry decision needs it. */
+interface FailedCall {
+  request: PreparedRequest;
+  context: RequestContext;
+  retryClass: RetryClass;
+  maxRetries: number;
+  span: CallSpan | undefined;
+}
 
 /**
  * p-retry, uuid and zod's schema compiler are imported on the first request, not with the package
@@ -210,9 +229,7 @@ export class Transport {
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;
     let attempts = 1;
-    let retries = 0;
-    let freeRetryUsed = false;
-    let tokensSpent = 0;
+    let retry: RetryState | undefined;
 
     try {
       request.signal?.throwIfAborted();
@@ -222,29 +239,9 @@ export class Transport {
         // per call is measurable. A failure hands the remaining attempts to p-retry.
         result = await this.#attempt(send, endpoint.response, check, request, 1);
       } catch (error) {
-        // Decides after a failed attempt: throws to give up, or waits and returns to try again.
         // Made only here: a call that succeeds at once needs no retry state.
-        const onFailedAttempt = async (failure: Error, attempt: number): Promise<void> => {
-          const free = !freeRetryUsed && attempt === 1 && isStaleSocket(failure, retryClass);
-          if (!free) {
-            if (retries >= maxRetries || !isRetryable(failure, retryClass)) throw failure;
-            const cost = this.#budget ? this.#budget.withdraw(failure) : 0;
-            if (cost === undefined) throw failure;
-            tokensSpent += cost;
-            retries += 1;
-          }
-          freeRetryUsed ||= free;
-          const delayMs = free ? 0 : retryDelay(failure, retries - 1);
-          this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delayMs} ms`, {
-            ...context,
-            attempt,
-            delayMs,
-            error: failure.name,
-          });
-          span?.retry(attempt, delayMs, failure);
-          await this.#options.hooks?.onRetry?.({ ...context, attempt, error: failure, delayMs });
-          await sleep(delayMs, request.signal);
-        };
+        retry = { retries: 0, freeRetryUsed: false, tokensSpent: 0 };
+        const onFailedAttempt = this.#retryDecision(retry, { request, context, retryClass, maxRetries, span });
         await onFailedAttempt(error as Error, 1);
         result = await net.pRetry(
           (retryNumber) => {
@@ -263,7 +260,7 @@ export class Transport {
           },
         );
       }
-      this.#budget?.refund(tokensSpent);
+      this.#budget?.refund(retry?.tokensSpent ?? 0);
       span?.end(attempts, result);
       return result;
     } catch (error) {
@@ -271,6 +268,36 @@ export class Transport {
       span?.fail(attempts, error);
       throw error;
     }
+  }
+
+  /**
+   * Decides after a failed attempt: throws to give up, or waits and returns to try again. A stale
+   * keep-alive socket on the first attempt is resent at once, free; other retries count against
+   * `maxRetries` and the retry budget, and wait their delay (or `Retry-After`).
+   */
+  #retryDecision(state: RetryState, call: FailedCall): (failure: Error, attempt: number) => Promise<void> {
+    const { request, context, retryClass, maxRetries, span } = call;
+    return async (failure, attempt) => {
+      const free = !state.freeRetryUsed && attempt === 1 && isStaleSocket(failure, retryClass);
+      if (!free) {
+        if (state.retries >= maxRetries || !isRetryable(failure, retryClass)) throw failure;
+        const cost = this.#budget ? this.#budget.withdraw(failure) : 0;
+        if (cost === undefined) throw failure;
+        state.tokensSpent += cost;
+        state.retries += 1;
+      }
+      state.freeRetryUsed ||= free;
+      const delayMs = free ? 0 : retryDelay(failure, state.retries - 1);
+      this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delayMs} ms`, {
+        ...context,
+        attempt,
+        delayMs,
+        error: failure.name,
+      });
+      span?.retry(attempt, delayMs, failure);
+      await this.#options.hooks?.onRetry?.({ ...context, attempt, error: failure, delayMs });
+      await sleep(delayMs, request.signal);
+    };
   }
 
   #prepare<Params, Result>(endpoint: Endpoint<Params, Result>, input: CallInput<Params>, options: RequestOptions): PreparedRequest {

@@ -251,6 +251,68 @@ export function documentHead(head: {
   };
 }
 
+/** The two webhook events, with an example each. */
+function webhookEntries(): JsonObject {
+  return {
+    AUTHORISATION: webhook(
+      'authorisationWebhook',
+      'A payment was authorised, or a POS payment completed after a timeout',
+      'AuthorisationEvent',
+      {
+        event_code: 'AUTHORISATION',
+        data: {
+          amount: 2590,
+          currency: 'EUR',
+          paymentReference: 'SHOP1-PXTT-1001',
+          paymentStatus: 'AUTHORISED',
+          description: 'Order 1042',
+          customReference: 'order-1042',
+          paymentSource: 'external_api',
+        },
+      },
+    ),
+    REFUND: webhook('refundWebhook', 'A refund was resolved', 'RefundEvent', {
+      event_code: 'REFUND',
+      data: {
+        amount: 1000,
+        currency: 'EUR',
+        paymentReference: 'SHOP1-PXTT-1001',
+        refundReason: 'Customer returned one item',
+        refundReference: 'SHOP1-RFXT-1',
+        status: 'success',
+        customReference: 'order-1042',
+        paymentSource: 'external_api',
+      },
+    }),
+  };
+}
+
+/** The security scheme and the `Idempotency-Key` parameter every operation refers to (made anew for each document). */
+function sharedComponents(): JsonObject {
+  return {
+    securitySchemes: {
+      ApiKey: {
+        type: 'apiKey',
+        in: 'header',
+        name: 'X-API-KEY',
+        description:
+          'A Live key (scope `external_api_live`) reaches only `/external/v1/...`, a Test key (`external_api_test`) only `/external/v1/test/...`. Each key is bound to one webcode and may carry an IP allow-list.',
+      },
+    },
+    parameters: {
+      IdempotencyKey: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Optional on writes; a UUID is recommended. The same key with the same request is processed once and later requests get the stored response. The same key with another body answers 409 (`Idempotency key reused with a different request body.`), on another endpoint 409 (`Idempotency key already used for a different endpoint.`).',
+        schema: { type: 'string', minLength: 1 },
+        example: '7d4c2b0e-3f1a-4c8e-9b52-1a2b3c4d5e6f',
+      },
+    },
+  };
+}
+
 /** The service's OpenAPI 3.1 document. */
 export function openApiDocument(servers: readonly ServerEntry[] = DEFAULT_SERVERS): JsonObject {
   const responses: JsonObject = { Failure: DEFAULT_FAILURE };
@@ -281,59 +343,9 @@ export function openApiDocument(servers: readonly ServerEntry[] = DEFAULT_SERVER
       ],
     }),
     paths,
-    webhooks: {
-      AUTHORISATION: webhook(
-        'authorisationWebhook',
-        'A payment was authorised, or a POS payment completed after a timeout',
-        'AuthorisationEvent',
-        {
-          event_code: 'AUTHORISATION',
-          data: {
-            amount: 2590,
-            currency: 'EUR',
-            paymentReference: 'SHOP1-PXTT-1001',
-            paymentStatus: 'AUTHORISED',
-            description: 'Order 1042',
-            customReference: 'order-1042',
-            paymentSource: 'external_api',
-          },
-        },
-      ),
-      REFUND: webhook('refundWebhook', 'A refund was resolved', 'RefundEvent', {
-        event_code: 'REFUND',
-        data: {
-          amount: 1000,
-          currency: 'EUR',
-          paymentReference: 'SHOP1-PXTT-1001',
-          refundReason: 'Customer returned one item',
-          refundReference: 'SHOP1-RFXT-1',
-          status: 'success',
-          customReference: 'order-1042',
-          paymentSource: 'external_api',
-        },
-      }),
-    },
+    webhooks: webhookEntries(),
     components: {
-      securitySchemes: {
-        ApiKey: {
-          type: 'apiKey',
-          in: 'header',
-          name: 'X-API-KEY',
-          description:
-            'A Live key (scope `external_api_live`) reaches only `/external/v1/...`, a Test key (`external_api_test`) only `/external/v1/test/...`. Each key is bound to one webcode and may carry an IP allow-list.',
-        },
-      },
-      parameters: {
-        IdempotencyKey: {
-          name: 'Idempotency-Key',
-          in: 'header',
-          required: false,
-          description:
-            'Optional on writes; a UUID is recommended. The same key with the same request is processed once and later requests get the stored response. The same key with another body answers 409 (`Idempotency key reused with a different request body.`), on another endpoint 409 (`Idempotency key already used for a different endpoint.`).',
-          schema: { type: 'string', minLength: 1 },
-          example: '7d4c2b0e-3f1a-4c8e-9b52-1a2b3c4d5e6f',
-        },
-      },
+      ...sharedComponents(),
       responses,
       schemas,
     },

@@ -116,6 +116,7 @@ export function openTenant(settings: TenantSettings): Tenant {
     // Only a made tenant is ever removed: the sandbox's own attempts keep their plain timeout.
     stop: settings.made ? removal.signal : undefined,
   });
+  const report = reporter(store, removal.signal, settings.onError);
   const api = createApi({
     webcode,
     tokenPrefix: settings.made ? pageTokenPrefix(webcode) : '',
@@ -129,17 +130,6 @@ export function openTenant(settings: TenantSettings): Tenant {
     posTimeoutResolveMs: settings.posTimeoutResolveMs,
     modificationResolveMs: settings.modificationResolveMs,
   });
-  let damageReported = false;
-  const report = (error: unknown): void => {
-    // Work cut short by the removal (a closed store, an aborted attempt) is how a removal ends, not a fault.
-    if (removal.signal.aborted) return;
-    const damage = store.damage(error);
-    if (!damage) settings.onError(error);
-    else if (!damageReported) {
-      damageReported = true;
-      settings.onError(damage);
-    }
-  };
   const scheduler = new Scheduler({
     store,
     clock,
@@ -165,23 +155,25 @@ export function openTenant(settings: TenantSettings): Tenant {
     // As the sandbox's stop does (503 there): a request waiting here is answered now.
     api.releaseWaiting(unknownKey());
   };
-  const removed = removal.signal;
-  return {
-    webcode,
-    keys,
-    clientSecrets,
-    store,
-    clock,
-    random,
-    webhooks,
-    api,
-    scheduler,
-    control,
-    faults,
-    requests,
-    report,
-    removed,
-    markRemoved,
+  const parts = { store, clock, random, webhooks, api, scheduler, control, faults, requests, report };
+  return { webcode, keys, clientSecrets, ...parts, removed: removal.signal, markRemoved };
+}
+
+/**
+ * Where a tenant's background failures go: to `onError`, a damaged store once (restated with its
+ * file and what to do), nothing once the tenant is removed (work cut short by the removal, a closed
+ * store or an aborted attempt, is how a removal ends, not a fault).
+ */
+function reporter(store: SandboxStore, removed: AbortSignal, onError: (error: unknown) => void): (error: unknown) => void {
+  let damageReported = false;
+  return (error) => {
+    if (removed.aborted) return;
+    const damage = store.damage(error);
+    if (!damage) onError(error);
+    else if (!damageReported) {
+      damageReported = true;
+      onError(damage);
+    }
   };
 }
 
