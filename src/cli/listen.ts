@@ -6,7 +6,14 @@
  * the receiver adds itself to the sandbox's webhook URLs, so new events and the dashboard's resends
  * reach it, and takes itself off again on Ctrl-C.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Command } from 'commander';
@@ -21,6 +28,7 @@ import {
   WebhookParseError,
 } from '../index.js';
 import { refuseBody } from '../sandbox/http/refuse.js';
+import type { Profile } from './config.js';
 import { findSandbox, KeyRefusedError, type SandboxLink } from './control.js';
 import {
   BROKEN_PIPE,
@@ -298,6 +306,116 @@ function reply(response: ServerResponse, status: number, body: Buffer | string, 
   response.end(body);
 }
 
+/** How `listen` answers each request: a POSTed webhook checked, forwarded (`--forward-to`), answered, then printed with its confirmation. */
+function deliveries(
+  terminal: Terminal,
+  target: URL | undefined,
+  client: PaymentClient | undefined,
+  print: (event: ListenedEvent) => void,
+): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+  return async (request, response) => {
+    if (request.method !== 'POST') {
+      response.setHeader('allow', 'POST');
+      reply(response, 405, JSON.stringify({ error: 'webhooks are POSTed' }));
+      return;
+    }
+    const receivedAt = new Date().toISOString();
+    const body = await readBody(request);
+    if (!body) {
+      // The answer first, then the rest of the body read and dropped before the connection closes.
+      refuseBody(request, JSON.stringify({ error: `a webhook is at most ${MAX_BODY_BYTES} bytes` }));
+      say(terminal, `listen: refused a delivery of more than ${MAX_BODY_BYTES} bytes`);
+      return;
+    }
+    let event: WebhookEvent | undefined;
+    try {
+      event = parseWebhook(body);
+    } catch (error) {
+      if (!(error instanceof WebhookParseError)) throw error;
+      say(terminal, `listen: a delivery that is not a webhook: ${error.message}`);
+    }
+    const answer = target ? await forward(target, request, body) : undefined;
+    if (answer?.status != null) reply(response, answer.status, answer.body, answer.contentType ?? 'text/plain');
+    else if (answer) reply(response, 502, JSON.stringify({ error: `the app did not answer: ${answer.error}` }));
+    else if (event) reply(response, 200, JSON.stringify({ received: true }));
+    else reply(response, 400, JSON.stringify({ error: 'not a webhook: a JSON object { event_code, data }' }));
+    if (answer?.error) say(terminal, `listen: ${target} did not answer: ${answer.error}`);
+    if (!event) return;
+    print({
+      receivedAt,
+      ...describe(event),
+      ...(await confirmation(client, event)),
+      forwarded: answer ? { status: answer.status, body: oneLine(answer.body.toString('utf8')) } : null,
+      event,
+    });
+  };
+}
+
+/**
+ * Stops the receiver on Ctrl-C, SIGTERM or a closed stdout (`| head`): the server closed, its URL
+ * taken off the sandbox it registered with (once that registration has settled), then the exit.
+ * `registered` is set once the registration starts: a signal during it still takes the URL off.
+ */
+function stopOnSignals(terminal: Terminal, server: Server, url: string): { registered: Promise<SandboxLink | undefined> } {
+  const state = { registered: Promise.resolve<SandboxLink | undefined>(undefined) };
+  let stopping = false;
+  const stop = (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    server.close();
+    void state.registered
+      .catch(() => undefined)
+      .then(async (sandbox) => {
+        if (!sandbox) return;
+        try {
+          await sandbox.request('DELETE', `webhook-urls?url=${encodeURIComponent(url)}`);
+          say(terminal, `Removed ${url} from the sandbox's webhook URLs.`);
+        } catch (error) {
+          say(terminal, `listen: could not remove ${url} from the sandbox: ${(error as Error).message}`);
+        }
+      })
+      .then(() => process.exit(code));
+  };
+  process.once('SIGINT', () => stop(EXIT.ok));
+  process.once('SIGTERM', () => stop(EXIT.ok));
+  // The reader of stdout went away (`| head`): leave the sandbox as on Ctrl-C.
+  terminal.stdout.on('error', () => stop(BROKEN_PIPE));
+  return state;
+}
+
+/** Adds `url` to the webhook URLs of the sandbox the settings point at, if they point at one; a refused key closes the server and throws. */
+function registerWithSandbox(terminal: Terminal, settings: Profile, server: Server, url: string): Promise<SandboxLink | undefined> {
+  return findSandbox(settings).then(
+    async (found) => {
+      if (found) await found.request('POST', 'webhook-urls', { url });
+      return found;
+    },
+    (error: unknown) => {
+      // A refused key: the sandbox would send nothing here, so listening is pointless.
+      if (error instanceof KeyRefusedError) {
+        server.close();
+        throw error;
+      }
+      say(terminal, `listen: ${(error as Error).message}; not registered anywhere`);
+      return undefined;
+    },
+  );
+}
+
+/** What the receiver does, on stderr once it listens. */
+function announce(terminal: Terminal, url: string, sandbox: SandboxLink | undefined, target: URL | undefined, confirming: boolean): void {
+  say(terminal, `Listening for webhooks on ${url}`);
+  say(
+    terminal,
+    sandbox
+      ? `  registered as a webhook URL of the sandbox at ${sandbox.baseUrl}: its events and the dashboard's resends come here`
+      : '  not a sandbox: set this address (reachable from the service, for example through a tunnel) as the webhook URL in the merchant dashboard',
+  );
+  say(terminal, target ? `  forwarding each delivery to ${target}` : '  not forwarding (add --forward-to URL)');
+  say(terminal, confirming ? '  confirming each event through the API' : '  not confirming events (--no-confirm)');
+  say(terminal, 'Press Ctrl+C to stop.');
+}
+
 export function registerListen(program: Command, context: CommandContext): void {
   program
     .command('listen')
@@ -321,114 +439,29 @@ export function registerListen(program: Command, context: CommandContext): void 
       ].join('\n'),
     )
     .action(async (flags: ListenFlags, command: Command) => {
-      const format = context.format(command);
+      const { terminal } = context;
       const port = integer('port', flags.port, 0, 65_535);
       const target = flags.forwardTo === undefined ? undefined : forwardTarget(flags.forwardTo);
       const client = flags.confirm ? context.client(command) : undefined;
       const settings = context.settings(command);
-      const print = printer(context.terminal, format);
+      const handle = deliveries(terminal, target, client, printer(terminal, context.format(command)));
       if (client) await checkKey(client, settings.baseUrl ?? '');
 
       const server = createServer((request, response) => {
         void handle(request, response).catch((error: unknown) => {
-          say(context.terminal, `listen: ${(error as Error).message}`);
+          say(terminal, `listen: ${(error as Error).message}`);
           if (!response.headersSent) reply(response, 500, JSON.stringify({ error: 'listen failed' }));
         });
       });
-      const handle = async (request: IncomingMessage, response: ServerResponse) => {
-        if (request.method !== 'POST') {
-          response.setHeader('allow', 'POST');
-          reply(response, 405, JSON.stringify({ error: 'webhooks are POSTed' }));
-          return;
-        }
-        const receivedAt = new Date().toISOString();
-        const body = await readBody(request);
-        if (!body) {
-          // The answer first, then the rest of the body read and dropped before the connection closes.
-          refuseBody(request, JSON.stringify({ error: `a webhook is at most ${MAX_BODY_BYTES} bytes` }));
-          say(context.terminal, `listen: refused a delivery of more than ${MAX_BODY_BYTES} bytes`);
-          return;
-        }
-        let event: WebhookEvent | undefined;
-        try {
-          event = parseWebhook(body);
-        } catch (error) {
-          if (!(error instanceof WebhookParseError)) throw error;
-          say(context.terminal, `listen: a delivery that is not a webhook: ${error.message}`);
-        }
-        const answer = target ? await forward(target, request, body) : undefined;
-        if (answer?.status != null) reply(response, answer.status, answer.body, answer.contentType ?? 'text/plain');
-        else if (answer) reply(response, 502, JSON.stringify({ error: `the app did not answer: ${answer.error}` }));
-        else if (event) reply(response, 200, JSON.stringify({ received: true }));
-        else reply(response, 400, JSON.stringify({ error: 'not a webhook: a JSON object { event_code, data }' }));
-        if (answer?.error) say(context.terminal, `listen: ${target} did not answer: ${answer.error}`);
-        if (!event) return;
-        print({
-          receivedAt,
-          ...describe(event),
-          ...(await confirmation(client, event)),
-          forwarded: answer ? { status: answer.status, body: oneLine(answer.body.toString('utf8')) } : null,
-          event,
-        });
-      };
-
       await new Promise<void>((ready, fail) => {
         server.once('error', (error: NodeJS.ErrnoException) => fail(listenError(error, port, flags.host)));
         server.listen(port, flags.host, () => ready());
       });
       const url = localUrl(flags.host, (server.address() as AddressInfo).port);
       // Ready to stop before registering: a signal during registration still takes the URL off.
-      let registration: Promise<SandboxLink | undefined> = Promise.resolve(undefined);
-      let stopping = false;
-      const stop = (code: number) => {
-        if (stopping) return;
-        stopping = true;
-        server.close();
-        void registration
-          .catch(() => undefined)
-          .then(async (sandbox) => {
-            if (!sandbox) return;
-            try {
-              await sandbox.request('DELETE', `webhook-urls?url=${encodeURIComponent(url)}`);
-              say(context.terminal, `Removed ${url} from the sandbox's webhook URLs.`);
-            } catch (error) {
-              say(context.terminal, `listen: could not remove ${url} from the sandbox: ${(error as Error).message}`);
-            }
-          })
-          .then(() => process.exit(code));
-      };
-      process.once('SIGINT', () => stop(EXIT.ok));
-      process.once('SIGTERM', () => stop(EXIT.ok));
-      // The reader of stdout went away (`| head`): leave the sandbox as on Ctrl-C.
-      context.terminal.stdout.on('error', () => stop(BROKEN_PIPE));
-
-      registration = findSandbox(settings).then(
-        async (found) => {
-          if (found) await found.request('POST', 'webhook-urls', { url });
-          return found;
-        },
-        (error: unknown) => {
-          // A refused key: the sandbox would send nothing here, so listening is pointless.
-          if (error instanceof KeyRefusedError) {
-            server.close();
-            throw error;
-          }
-          say(context.terminal, `listen: ${(error as Error).message}; not registered anywhere`);
-          return undefined;
-        },
-      );
-      const sandbox = await registration;
-
-      say(context.terminal, `Listening for webhooks on ${url}`);
-      say(
-        context.terminal,
-        sandbox
-          ? `  registered as a webhook URL of the sandbox at ${sandbox.baseUrl}: its events and the dashboard's resends come here`
-          : '  not a sandbox: set this address (reachable from the service, for example through a tunnel) as the webhook URL in the merchant dashboard',
-      );
-      say(context.terminal, target ? `  forwarding each delivery to ${target}` : '  not forwarding (add --forward-to URL)');
-      say(context.terminal, client ? '  confirming each event through the API' : '  not confirming events (--no-confirm)');
-      say(context.terminal, 'Press Ctrl+C to stop.');
+      const stops = stopOnSignals(terminal, server, url);
+      stops.registered = registerWithSandbox(terminal, settings, server, url);
+      announce(terminal, url, await stops.registered, target, client !== undefined);
       // Runs until a signal stops it.
       await new Promise<never>(() => {});
     });

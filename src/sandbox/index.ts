@@ -244,71 +244,27 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const idempotencyTtlMs = options.idempotencyTtlMs ?? DAY_MS;
   const settings = tenantSettings(options, idempotencyTtlMs, () => sandbox.baseUrl);
   const publicUrl = options.publicUrl === undefined ? undefined : publicOrigin(options.publicUrl, 'publicUrl');
-  const declared = declaredHosts([...(options.allowedHosts ?? []), ...(publicUrl === undefined ? [] : [new URL(publicUrl).host])]);
   const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const main = openTenant(settings);
   const { webcode, keys, clientSecrets, store, scheduler, control, clock } = main;
-  // Made tenants share the sandbox's settings, start with no webhook URLs, and with a data folder keep their state under it.
-  const registry = options.dataDir === undefined ? undefined : new TenantRegistry(options.dataDir);
-  let tenants: Tenants;
-  try {
-    tenants = new Tenants(
-      main,
-      options.extraKeys ?? [],
-      (made) =>
-        openTenant({
-          ...settings,
-          ...made,
-          made: true,
-          dataDir: registry?.storeDir(made.webcode),
-          webhookUrls: [],
-        }),
-      registry,
-    );
-  } catch (error) {
-    scheduler.close();
-    store.close();
-    throw error;
-  }
-  const dashboard: DashboardSettings = { tenants, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes };
-  const pageOf = (tenant: Tenant) => ({ ...tenant, maxBodyBytes });
-  // A payment page's token names the tenant that made it (see pageTokenPrefix).
-  const pageTenant = (url: URL): Tenant => {
-    const token = pageSessionToken(url);
-    return (token && tenants.byPageToken(token.token)) || main;
-  };
-  // The typed methods run the control routes' own actions, as the sandbox's own keys would.
-  const own = (environment: Environment = 'test'): ControlContext => ({ environment, tenant: main, control, tenants });
-  let server: NodeServer | undefined;
-  let closing: Promise<void> | undefined;
-  let boundHosts = new Set<string>();
-
+  const tenants = openTenants(options, settings, main);
+  const http: HttpState = { server: undefined, boundHosts: new Set() };
   const traceId = () =>
     `sbx-${Math.floor(main.random() * 2 ** 48)
       .toString(16)
       .padStart(12, '0')}`;
-  const handle = pipeline({
+  const handle = requestHandler({
+    options,
     tenants,
-    hosts: { bound: () => boundHosts, declared, baseUrl: () => sandbox.baseUrl },
-    failures: {
-      traceId,
-      damage(error) {
-        const damage = store.damage(error);
-        if (damage) main.report(error);
-        return damage;
-      },
-    },
-    runDue: () => {
-      for (const tenant of tenants.all()) tenant.scheduler.runDue();
-    },
-    origin: (url) => publicUrl ?? url.origin,
+    main,
+    publicUrl,
     maxBodyBytes,
     idempotencyTtlMs,
-    pages: [
-      ({ request, url }) => handleDashboard(request, url, { ...dashboard, origin: publicUrl ?? url.origin }),
-      ({ request, url }) => handlePage(request, url, pageOf(pageTenant(url))),
-    ],
+    traceId,
+    http,
+    baseUrl: () => sandbox.baseUrl,
   });
+  let closing: Promise<void> | undefined;
 
   const sandbox: Sandbox = {
     handle: (request, info) => handle({ request, info }),
@@ -316,19 +272,19 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       return mswHandlers(() => sandbox.baseUrl, sandbox.handle);
     },
     async listen(listenOptions = {}) {
-      if (server) return { baseUrl: sandbox.baseUrl };
+      if (http.server) return { baseUrl: sandbox.baseUrl };
       const { serveNode } = await import('./http/node.js');
-      server = await serveNode(sandbox.handle, {
+      http.server = await serveNode(sandbox.handle, {
         port: listenOptions.port ?? 0,
         host: listenOptions.host ?? '127.0.0.1',
         maxBodyBytes,
         failure: (status, message) => failureBody(new ServiceFailure(status, codeOfStatus(status), message), traceId()),
       });
-      boundHosts = new Set(server.hosts);
+      http.boundHosts = new Set(http.server.hosts);
       return { baseUrl: sandbox.baseUrl };
     },
     get baseUrl() {
-      return publicUrl ?? server?.baseUrl ?? IN_PROCESS_BASE_URL;
+      return publicUrl ?? http.server?.baseUrl ?? IN_PROCESS_BASE_URL;
     },
     webcode,
     keys,
@@ -349,44 +305,128 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     clock,
     faults: main.faults,
     control,
-    paySession: (environment, sessionId, payOptions) =>
-      invoke(routes.paySession, own(environment), { params: { sessionId }, body: { holderName: payOptions?.holderName } }),
-    expireSession: (environment, sessionId) => invoke(routes.expireSession, own(environment), { params: { sessionId } }),
-    resolvePosPayment: (environment, posPaymentId, outcome) =>
-      invoke(routes.resolvePosPayment, own(environment), { params: { posPaymentId }, body: { outcome } }),
-    resendDelivery: (environment, deliveryId) => invoke(routes.resendDelivery, own(environment), { params: { deliveryId } }),
-    emitEvent: (environment, eventCode, reference) => invoke(routes.emitEvent, own(environment), { body: { eventCode, reference } }),
-    advanceClock: (ms) => invoke(routes.advanceClock, own(), { body: { ms } }),
-    reset: async () => {
-      await invoke(routes.reset, own());
-    },
-    createTenant: (tenantOptions) => invoke(routes.createTenant, own(), { body: tenantOptions ?? {} }),
-    tenants: () => invoke(routes.listTenants, own()).tenants,
-    removeTenant: async (webcode) => {
-      await invoke(routes.removeTenant, own(), { params: { webcode } });
-    },
+    // The typed methods run the control routes' own actions, as the sandbox's own keys would.
+    ...typedControls((environment = 'test') => ({ environment, tenant: main, control, tenants })),
     close() {
-      closing ??= (async () => {
-        // Stop accepting first; the requests in flight may still need the scheduler and the store.
-        const drained = server?.close();
-        const stopping = new ServiceFailure(
-          503,
-          SANDBOX_CODES.stopping,
-          'The sandbox stopped while the terminal processed this payment: it completes at the next start; retry with the same Idempotency-Key',
-        );
-        for (const tenant of tenants.all()) tenant.api.releaseWaiting(stopping);
-        await drained;
-        server = undefined;
-        scheduler.close();
-        await tenants.closeMade();
-        await scheduler.settled();
-        main.requests.close();
-        store.close();
-      })();
+      closing ??= closeSandbox(http, tenants);
       return closing;
     },
   };
   return sandbox;
+}
+
+/** The sandbox's Node server, once it listens, and the `Host` names its address answers to. */
+interface HttpState {
+  server: NodeServer | undefined;
+  boundHosts: Set<string>;
+}
+
+/** The sandbox's tenants: its own (`main`), and the made ones, which share its settings, start with no webhook URLs, and with a data folder keep their state under it. */
+function openTenants(options: SandboxOptions, settings: TenantSettings, main: Tenant): Tenants {
+  const registry = options.dataDir === undefined ? undefined : new TenantRegistry(options.dataDir);
+  try {
+    return new Tenants(
+      main,
+      options.extraKeys ?? [],
+      (made) => openTenant({ ...settings, ...made, made: true, dataDir: registry?.storeDir(made.webcode), webhookUrls: [] }),
+      registry,
+    );
+  } catch (error) {
+    main.scheduler.close();
+    main.store.close();
+    throw error;
+  }
+}
+
+/** The request pipeline of the sandbox, its pages (the dashboard, the payment pages) included. */
+function requestHandler(parts: {
+  options: SandboxOptions;
+  tenants: Tenants;
+  main: Tenant;
+  publicUrl: string | undefined;
+  maxBodyBytes: number;
+  idempotencyTtlMs: number;
+  traceId: () => string;
+  http: HttpState;
+  baseUrl: () => string;
+}): ReturnType<typeof pipeline> {
+  const { options, tenants, main, publicUrl, maxBodyBytes } = parts;
+  const declared = declaredHosts([...(options.allowedHosts ?? []), ...(publicUrl === undefined ? [] : [new URL(publicUrl).host])]);
+  const dashboard: DashboardSettings = { tenants, formToken: randomToken(), accessToken: options.dashboardToken, maxBodyBytes };
+  // A payment page's token names the tenant that made it (see pageTokenPrefix).
+  const pageTenant = (url: URL): Tenant => {
+    const token = pageSessionToken(url);
+    return (token && tenants.byPageToken(token.token)) || main;
+  };
+  return pipeline({
+    tenants,
+    hosts: { bound: () => parts.http.boundHosts, declared, baseUrl: parts.baseUrl },
+    failures: {
+      traceId: parts.traceId,
+      damage(error) {
+        const damage = main.store.damage(error);
+        if (damage) main.report(error);
+        return damage;
+      },
+    },
+    runDue: () => {
+      for (const tenant of tenants.all()) tenant.scheduler.runDue();
+    },
+    origin: (url) => publicUrl ?? url.origin,
+    maxBodyBytes,
+    idempotencyTtlMs: parts.idempotencyTtlMs,
+    pages: [
+      ({ request, url }) => handleDashboard(request, url, { ...dashboard, origin: publicUrl ?? url.origin }),
+      ({ request, url }) => handlePage(request, url, { ...pageTenant(url), maxBodyBytes }),
+    ],
+  });
+}
+
+/** The sandbox's typed control methods, each the control route's own action on the context `own` gives. */
+function typedControls(own: (environment?: Environment) => ControlContext) {
+  return {
+    paySession: (environment: Environment, sessionId: string, payOptions?: { holderName?: string }) =>
+      invoke(routes.paySession, own(environment), { params: { sessionId }, body: { holderName: payOptions?.holderName } }),
+    expireSession: (environment: Environment, sessionId: string) =>
+      invoke(routes.expireSession, own(environment), { params: { sessionId } }),
+    resolvePosPayment: (environment: Environment, posPaymentId: string, outcome: Parameters<Sandbox['resolvePosPayment']>[2]) =>
+      invoke(routes.resolvePosPayment, own(environment), { params: { posPaymentId }, body: { outcome } }),
+    resendDelivery: (environment: Environment, deliveryId: number) =>
+      invoke(routes.resendDelivery, own(environment), { params: { deliveryId } }),
+    emitEvent: (environment: Environment, eventCode: Parameters<Sandbox['emitEvent']>[1], reference: string) =>
+      invoke(routes.emitEvent, own(environment), { body: { eventCode, reference } }),
+    advanceClock: (ms: number) => invoke(routes.advanceClock, own(), { body: { ms } }),
+    reset: async () => {
+      await invoke(routes.reset, own());
+    },
+    createTenant: (tenantOptions?: TenantOptions) => invoke(routes.createTenant, own(), { body: tenantOptions ?? {} }),
+    tenants: () => invoke(routes.listTenants, own()).tenants,
+    removeTenant: async (webcode: string) => {
+      await invoke(routes.removeTenant, own(), { params: { webcode } });
+    },
+  } satisfies Partial<Sandbox>;
+}
+
+/**
+ * Stops accepting first (the requests in flight may still need the scheduler and the store), answers
+ * POS payments waiting on their terminal 503, then closes the timers, the made tenants, the log and the store.
+ */
+async function closeSandbox(http: HttpState, tenants: Tenants): Promise<void> {
+  const { main } = tenants;
+  const drained = http.server?.close();
+  const stopping = new ServiceFailure(
+    503,
+    SANDBOX_CODES.stopping,
+    'The sandbox stopped while the terminal processed this payment: it completes at the next start; retry with the same Idempotency-Key',
+  );
+  for (const tenant of tenants.all()) tenant.api.releaseWaiting(stopping);
+  await drained;
+  http.server = undefined;
+  main.scheduler.close();
+  await tenants.closeMade();
+  await main.scheduler.settled();
+  main.requests.close();
+  main.store.close();
 }
 
 /** `sandbox.requests`' way to the request log's control routes, on the tenant a webcode names (the sandbox's own by default). */
