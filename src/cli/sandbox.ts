@@ -35,8 +35,9 @@ export function failedAttemptLine({ delivery, attempt, nextAttemptAt }: WebhookA
   if (delivery.delivered) return undefined;
   const about = [delivery.event.event_code, delivery.event.data.paymentReference].filter((part) => typeof part === 'string').join(' ');
   const why = attempt.status === null ? (attempt.error ?? 'no answer') : `HTTP ${attempt.status}`;
+  // Rounded up: a line printed a moment after the retry was scheduled still says its delay (1 s, not 0 s).
   const next =
-    nextAttemptAt === null ? 'no retries left, abandoned' : `next retry in ${Math.max(0, Math.round((nextAttemptAt - now) / 1000))} s`;
+    nextAttemptAt === null ? 'no retries left, abandoned' : `next retry in ${Math.max(0, Math.ceil((nextAttemptAt - now) / 1000))} s`;
   return `webhook ${delivery.id} (${about}) to ${delivery.url} failed: ${why}, attempt ${delivery.attempts.length}; ${next}`;
 }
 

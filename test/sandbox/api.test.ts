@@ -712,7 +712,7 @@ describe('POS terminals and payments (Test)', () => {
       settled = response;
       return response;
     });
-    for (let index = 0; index < 50 && sandbox.records.counts().posPayments === 0; index++) await tick();
+    for (let index = 0; index < 2_000 && sandbox.records.counts().posPayments === 0; index++) await tick();
     expect(sandbox.records.posPayments()).toHaveLength(1);
     const listed = (await (await request(`/pos/payments?webcode=${sandbox.webcode}&status=pending`)).json()) as {
       data: { meta: { total: number } };

@@ -106,7 +106,7 @@ export async function stop(running: Running, signal: NodeJS.Signals = 'SIGTERM')
 
 /** The banner on stderr comes right after the JSON line: wait for it. */
 export async function stderrContains(running: Running, text: string): Promise<void> {
-  const deadline = Date.now() + 3_000;
+  const deadline = Date.now() + 30_000;
   while (!running.stderr().includes(text)) {
     if (Date.now() > deadline) throw new Error(`stderr lacks ${text}: ${running.stderr()}`);
     await new Promise((done) => setTimeout(done, 10));

@@ -148,7 +148,7 @@ describe('control API: actions', () => {
     const { sandbox, test } = await start({ posDelayMs: 60_000 });
     const charge = test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: EUR(1077) }, { recover: false });
     let pending: string | undefined;
-    for (let index = 0; index < 100 && !pending; index++) {
+    for (let index = 0; index < 3_000 && !pending; index++) {
       await new Promise((done) => setTimeout(done, 10));
       pending = sandbox.records.posPayments({ status: 'pending' })[0]?.posPaymentId;
     }
@@ -183,7 +183,7 @@ describe('control API: actions', () => {
     const hook = await receiver({ failFirst: 2 });
     const { sandbox, test } = await start({ webhookUrls: [hook.url], webhookRetry: { attempts: 2, initialDelayMs: 10 } });
     await paidSession(test);
-    for (let index = 0; index < 100 && sandbox.records.deliveries({ status: 'abandoned' }).length === 0; index++)
+    for (let index = 0; index < 3_000 && sandbox.records.deliveries({ status: 'abandoned' }).length === 0; index++)
       await new Promise((done) => setTimeout(done, 10));
     const [abandoned] = sandbox.records.deliveries({ status: 'abandoned' });
     expect(abandoned?.attempts.map((attempt) => attempt.status)).toEqual([500, 500]);

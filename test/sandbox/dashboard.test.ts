@@ -331,7 +331,7 @@ describe('dashboard live stream', () => {
     const decoder = new TextDecoder();
     let text = '';
     const until = async (pattern: RegExp) => {
-      const deadline = Date.now() + 3_000;
+      const deadline = Date.now() + 20_000;
       while (!pattern.test(text) && Date.now() < deadline) {
         const { value, done } = await reader.read();
         if (done) break;
