@@ -16,7 +16,6 @@ import { type Paginator, paginate } from './pagination.js';
 import { interpretResponse, parseWith, toIssues } from './response.js';
 import { isRetryable, isStaleSocket, RetryBudget, type RetryClass, retryDelay, sleep } from './retry.js';
 import type { Send } from './send.js';
-import type { CallSpan } from './telemetry.js';
 
 /** Options every method takes as its last argument. */
 export interface RequestOptions {
@@ -66,24 +65,6 @@ interface PreparedRequest {
 }
 
 type Network = typeof import('./network.js');
-
-/** What a call's retries have used so far. */
-interface RetryState {
-  retries: number;
-  /** The one free resend of a first attempt that met a stale keep-alive socket. */
-  freeRetryUsed: boolean;
-  /** Taken from the retry budget, given back when the call succeeds. */
-  tokensSpent: number;
-}
-
-/** A call whose attempt failed, as its retry decision needs it. */
-interface FailedCall {
-  request: PreparedRequest;
-  context: RequestContext;
-  retryClass: RetryClass;
-  maxRetries: number;
-  span: CallSpan | undefined;
-}
 
 /**
  * p-retry, uuid and zod's schema compiler are imported on the first request, not with the package
@@ -209,6 +190,15 @@ export class Transport {
     );
   }
 
+  /**
+   * One call, its attempts and retries. The first attempt goes out directly: most calls succeed at
+   * once, and p-retry's set-up per call is measurable. A failure hands the remaining attempts to
+   * p-retry, with `onFailedAttempt` (made only then: a call that succeeds at once needs no retry
+   * state) deciding after each failed one: it throws to give up, or waits and returns to try again.
+   * The SDK decides and waits itself, since p-retry's own delays know neither jitter caps nor
+   * `Retry-After`; p-retry's `retries` is `maxRetries`, one spare with the first attempt for the free
+   * stale-socket resend (`onFailedAttempt` counts the ordinary retries).
+   */
   async #execute<Params, Result>(
     endpoint: Endpoint<Params, Result>,
     input: CallInput<Params>,
@@ -229,19 +219,37 @@ export class Transport {
     const context: RequestContext = { method: request.method, path: request.path, idempotencyKey: request.idempotencyKey };
     const maxRetries = options.maxRetries ?? this.#options.maxRetries;
     let attempts = 1;
-    let retry: RetryState | undefined;
+    let retries = 0;
+    let freeRetryUsed = false;
+    let tokensSpent = 0;
 
     try {
       request.signal?.throwIfAborted();
       let result: WithResponse<Result>;
       try {
-        // The first attempt goes out directly: most calls succeed at once, and p-retry's set-up
-        // per call is measurable. A failure hands the remaining attempts to p-retry.
         result = await this.#attempt(send, endpoint.response, check, request, 1);
       } catch (error) {
-        // Made only here: a call that succeeds at once needs no retry state.
-        retry = { retries: 0, freeRetryUsed: false, tokensSpent: 0 };
-        const onFailedAttempt = this.#retryDecision(retry, { request, context, retryClass, maxRetries, span });
+        const onFailedAttempt = async (failure: Error, attempt: number): Promise<void> => {
+          const free = !freeRetryUsed && attempt === 1 && isStaleSocket(failure, retryClass);
+          if (!free) {
+            if (retries >= maxRetries || !isRetryable(failure, retryClass)) throw failure;
+            const cost = this.#budget ? this.#budget.withdraw(failure) : 0;
+            if (cost === undefined) throw failure;
+            tokensSpent += cost;
+            retries += 1;
+          }
+          freeRetryUsed ||= free;
+          const delayMs = free ? 0 : retryDelay(failure, retries - 1);
+          this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delayMs} ms`, {
+            ...context,
+            attempt,
+            delayMs,
+            error: failure.name,
+          });
+          span?.retry(attempt, delayMs, failure);
+          await this.#options.hooks?.onRetry?.({ ...context, attempt, error: failure, delayMs });
+          await sleep(delayMs, request.signal);
+        };
         await onFailedAttempt(error as Error, 1);
         result = await net.pRetry(
           (retryNumber) => {
@@ -249,18 +257,15 @@ export class Transport {
             return this.#attempt(send, endpoint.response, check, request, attempts);
           },
           {
-            // With the first attempt, one spare for the free stale-socket resend; `onFailedAttempt`
-            // counts the ordinary retries.
             retries: maxRetries,
             minTimeout: 0,
             maxTimeout: 0,
             ...(request.signal ? { signal: request.signal } : {}),
-            // The SDK decides and waits itself: p-retry's own delays know neither jitter caps nor Retry-After.
             onFailedAttempt: ({ error, attemptNumber }) => onFailedAttempt(error, attemptNumber + 1),
           },
         );
       }
-      this.#budget?.refund(retry?.tokensSpent ?? 0);
+      this.#budget?.refund(tokensSpent);
       span?.end(attempts, result);
       return result;
     } catch (error) {
@@ -268,36 +273,6 @@ export class Transport {
       span?.fail(attempts, error);
       throw error;
     }
-  }
-
-  /**
-   * Decides after a failed attempt: throws to give up, or waits and returns to try again. A stale
-   * keep-alive socket on the first attempt is resent at once, free; other retries count against
-   * `maxRetries` and the retry budget, and wait their delay (or `Retry-After`).
-   */
-  #retryDecision(state: RetryState, call: FailedCall): (failure: Error, attempt: number) => Promise<void> {
-    const { request, context, retryClass, maxRetries, span } = call;
-    return async (failure, attempt) => {
-      const free = !state.freeRetryUsed && attempt === 1 && isStaleSocket(failure, retryClass);
-      if (!free) {
-        if (state.retries >= maxRetries || !isRetryable(failure, retryClass)) throw failure;
-        const cost = this.#budget ? this.#budget.withdraw(failure) : 0;
-        if (cost === undefined) throw failure;
-        state.tokensSpent += cost;
-        state.retries += 1;
-      }
-      state.freeRetryUsed ||= free;
-      const delayMs = free ? 0 : retryDelay(failure, state.retries - 1);
-      this.#options.logger?.warn(`payment-service-sdk: retrying ${request.method} ${request.path} in ${delayMs} ms`, {
-        ...context,
-        attempt,
-        delayMs,
-        error: failure.name,
-      });
-      span?.retry(attempt, delayMs, failure);
-      await this.#options.hooks?.onRetry?.({ ...context, attempt, error: failure, delayMs });
-      await sleep(delayMs, request.signal);
-    };
   }
 
   #prepare<Params, Result>(endpoint: Endpoint<Params, Result>, input: CallInput<Params>, options: RequestOptions): PreparedRequest {

@@ -483,88 +483,6 @@ function notConfirmed(error: WebhookNotConfirmedError): Reply {
   return { status: 422, body: { received: false, error: `The API does not confirm this webhook (${error.reason})` } };
 }
 
-/** The handler's options a delivery uses, checked. */
-interface Delivery {
-  options: WebhookHandlerOptions;
-  leaseMs: number;
-}
-
-/** Hands `error` to `onError`, whose own failure must not change the answer. */
-async function report(options: WebhookHandlerOptions, error: unknown, event: WebhookEvent): Promise<void> {
-  try {
-    await options.onError?.(error, event);
-  } catch {
-    // onError's own failure must not change the answer.
-  }
-}
-
-/** Runs a store step whose failure must not change the answer: it goes to onError. */
-async function quietly(options: WebhookHandlerOptions, step: () => unknown, event: WebhookEvent): Promise<void> {
-  try {
-    await step();
-  } catch (error) {
-    await report(options, error, event);
-  }
-}
-
-/** The callback the handler's options give for `event`, if any. */
-function callbackOf(options: WebhookHandlerOptions, event: WebhookEvent): WebhookCallback<WebhookEvent> | undefined {
-  const { onAuthorisation, onRefund, onUnknown } = options;
-  return (isAuthorisationEvent(event) ? onAuthorisation : isRefundEvent(event) ? onRefund : onUnknown) as
-    | WebhookCallback<WebhookEvent>
-    | undefined;
-}
-
-/** Claims `key` in the store: its token, or the answer when another delivery has it or had it. */
-async function claimOf(store: WebhookStore, key: string, leaseMs: number): Promise<string | Reply> {
-  const claim = await store.claim(key, leaseMs);
-  if (claim.status === 'done') return DUPLICATE;
-  if (claim.status === 'busy') return inProgress(claim.retryAfterMs);
-  if (claim.status !== 'claimed' || typeof claim.token !== 'string')
-    throw new TypeError('The webhook store answered a claim with neither claimed, done nor busy');
-  return claim.token;
-}
-
-/** One delivery: parsed, claimed, confirmed, its callback run once, the claim completed or released; the answer to send. */
-async function deliver({ options, leaseMs }: Delivery, body: unknown, request: () => Request): Promise<Reply> {
-  let event: WebhookEvent;
-  try {
-    event = parseWebhook(body);
-  } catch (error) {
-    return { status: 400, body: { received: false, error: (error as WebhookParseError).message } };
-  }
-  const { store, confirm, eventKey = webhookEventKey } = options;
-  const known = isAuthorisationEvent(event) || isRefundEvent(event);
-  const callback = callbackOf(options, event);
-  if (!callback) return OK;
-  let key = '';
-  let token: string | undefined;
-  let committed = () => false;
-  try {
-    key = eventKey(event);
-    if (typeof key !== 'string' || key === '') throw new TypeError('eventKey must return a non-empty string');
-    key = await storedKey(key);
-    if (store) {
-      const claim = await claimOf(store, key, leaseMs);
-      if (typeof claim !== 'string') return claim;
-      token = claim;
-    }
-    const confirmed = confirm && known ? await confirm.webhooks.confirm(event as AuthorisationEvent | RefundEvent) : undefined;
-    const claimed = claimTransaction(store, key, token);
-    committed = claimed.committed;
-    const { transaction } = claimed;
-    await callback(event, request(), confirm && known ? { key, confirmed, transaction } : { key, transaction });
-  } catch (error) {
-    // The claim then ends with its lease if release fails: the answer makes the sender retry anyway.
-    if (token !== undefined) await quietly(options, () => store?.release(key, token as string), event);
-    await report(options, error, event);
-    return error instanceof WebhookNotConfirmedError ? notConfirmed(error) : FAILED;
-  }
-  // A complete that fails leaves the claim to end with its lease; the work is done, so the answer is 200.
-  if (token !== undefined && !committed()) await quietly(options, () => store?.complete(key, token as string), event);
-  return OK;
-}
-
 type Deliver = (body: unknown, request: () => Request) => Promise<Reply>;
 
 /** The handler of fetch `Request`s: a POST's body read within the limit and delivered. */
@@ -667,8 +585,67 @@ function nodeHandler(answer: Deliver, maxBodyBytes: number): (req: NodeWebhookRe
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
   const { maxBodyBytes, leaseMs } = checkOptions(options);
-  // Read once, as given: options changed later change nothing.
-  const delivery: Delivery = { options: { ...options }, leaseMs };
-  const answer: Deliver = (body, request) => deliver(delivery, body, request);
-  return Object.assign(fetchHandler(answer, maxBodyBytes), { node: nodeHandler(answer, maxBodyBytes) });
+  const { onAuthorisation, onRefund, onUnknown, onError, store, confirm, eventKey = webhookEventKey } = options;
+
+  async function report(error: unknown, event: WebhookEvent): Promise<void> {
+    try {
+      await onError?.(error, event);
+    } catch {
+      // onError's own failure must not change the answer.
+    }
+  }
+
+  /** Runs a store step whose failure must not change the answer: it goes to onError. */
+  async function quietly(step: () => unknown, event: WebhookEvent): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      await report(error, event);
+    }
+  }
+
+  async function deliver(body: unknown, request: () => Request): Promise<Reply> {
+    let event: WebhookEvent;
+    try {
+      event = parseWebhook(body);
+    } catch (error) {
+      return { status: 400, body: { received: false, error: (error as WebhookParseError).message } };
+    }
+    const known = isAuthorisationEvent(event) || isRefundEvent(event);
+    const callback = (isAuthorisationEvent(event) ? onAuthorisation : isRefundEvent(event) ? onRefund : onUnknown) as
+      | WebhookCallback<WebhookEvent>
+      | undefined;
+    if (!callback) return OK;
+    let key = '';
+    let token: string | undefined;
+    let committed = () => false;
+    try {
+      key = eventKey(event);
+      if (typeof key !== 'string' || key === '') throw new TypeError('eventKey must return a non-empty string');
+      key = await storedKey(key);
+      if (store) {
+        const claim = await store.claim(key, leaseMs);
+        if (claim.status === 'done') return DUPLICATE;
+        if (claim.status === 'busy') return inProgress(claim.retryAfterMs);
+        token = claim.token;
+        if (claim.status !== 'claimed' || typeof token !== 'string')
+          throw new TypeError('The webhook store answered a claim with neither claimed, done nor busy');
+      }
+      const confirmed = confirm && known ? await confirm.webhooks.confirm(event as AuthorisationEvent | RefundEvent) : undefined;
+      const claimed = claimTransaction(store, key, token);
+      committed = claimed.committed;
+      const { transaction } = claimed;
+      await callback(event, request(), confirm && known ? { key, confirmed, transaction } : { key, transaction });
+    } catch (error) {
+      // The claim then ends with its lease if release fails: the answer makes the sender retry anyway.
+      if (token !== undefined) await quietly(() => store?.release(key, token as string), event);
+      await report(error, event);
+      return error instanceof WebhookNotConfirmedError ? notConfirmed(error) : FAILED;
+    }
+    // A complete that fails leaves the claim to end with its lease; the work is done, so the answer is 200.
+    if (token !== undefined && !committed()) await quietly(() => store?.complete(key, token as string), event);
+    return OK;
+  }
+
+  return Object.assign(fetchHandler(deliver, maxBodyBytes), { node: nodeHandler(deliver, maxBodyBytes) });
 }
