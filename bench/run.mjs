@@ -779,9 +779,9 @@ async function requestLogSection() {
       on,
       off,
       createsRatio: median(ratios),
-      pairRatios: ratios,
+      windowRatios: ratios,
       totalsRatio: on.createsPerSecond / off.createsPerSecond,
-      // The sandbox's CPU time per create, on over off (median of the pairs): what the log costs it.
+      // The sandbox's CPU time per create, on over off (median of the windows): what the log costs it.
       cpuPerCreateRatio: median(cpuRatios),
       rssAfterGcMB: { on: memory.on.rssMB, off: memory.off.rssMB },
       heapUsedMB: { on: memory.on.heapUsedMB, off: memory.off.heapUsedMB },
