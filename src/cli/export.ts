@@ -464,6 +464,8 @@ interface ExportRun {
   terminal: Terminal;
   flags: ExportFlags;
   format: ExportFormat;
+  /** `--summary json`: the summary as one JSON line. */
+  summaryJson: boolean;
   job: PageJob;
   stops: Stops;
 }
@@ -525,14 +527,12 @@ async function reportExport(
   elapsedMs: number,
   resume: (cursor: string) => string,
 ): Promise<void> {
-  const { kind, terminal, flags, stops } = run;
+  const { kind, terminal, stops } = run;
   const { count, cursor, failure } = written;
   const seconds = elapsedMs / 1000;
   const summary = `${number(count)} ${kind.noun} in ${seconds.toFixed(1)} s (${number(count / Math.max(seconds, 0.001))} rows/s)`;
   // `--summary json`: the export's last line on stderr, whatever its end (a failure's message follows it).
-  const json = summaryFormat(flags.summary)
-    ? `${JSON.stringify({ rows: count, pages: written.pages, durationMs: Math.round(elapsedMs) })}\n`
-    : '';
+  const json = run.summaryJson ? `${JSON.stringify({ rows: count, pages: written.pages, durationMs: Math.round(elapsedMs) })}\n` : '';
   const next = cursor === undefined || cursor === null ? 'Run the same command again to start over.' : `Resume with: ${resume(cursor)}`;
   if (written.complete && failure === undefined) {
     terminal.stderr.write(json === '' ? `Exported ${summary} to ${where}.\n` : json);
@@ -560,7 +560,7 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
   for (const { key } of kind.filters) if (flags[key] !== undefined) filters[key] = flags[key];
   const range = createdRange(flags);
   if (range && kind.created === 'service') Object.assign(filters, posDates(flags));
-  summaryFormat(flags.summary);
+  const summaryJson = summaryFormat(flags.summary);
   // The settings are checked here, so that a missing key is said at once, not by the worker.
   context.client(command);
   if (flags.resume !== undefined && flags.out !== undefined) await checkWholeLines(flags.out);
@@ -573,7 +573,7 @@ async function runExport(kind: Kind, context: CommandContext, flags: ExportFlags
     format,
     created: kind.created === 'cli' ? range : undefined,
   };
-  const run: ExportRun = { kind, terminal, flags, format, job, stops: stopsFor(terminal, where) };
+  const run: ExportRun = { kind, terminal, flags, format, summaryJson, job, stops: stopsFor(terminal, where) };
   const written: Written = {
     count: 0,
     pages: 0,

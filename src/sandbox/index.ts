@@ -382,29 +382,41 @@ function requestHandler(parts: {
   });
 }
 
+/** The `Sandbox` methods that run a control route. */
+type TypedControls = Pick<
+  Sandbox,
+  | 'paySession'
+  | 'expireSession'
+  | 'resolvePosPayment'
+  | 'resendDelivery'
+  | 'emitEvent'
+  | 'advanceClock'
+  | 'reset'
+  | 'createTenant'
+  | 'tenants'
+  | 'removeTenant'
+>;
+
 /** The sandbox's typed control methods, each the control route's own action on the context `own` gives. */
-function typedControls(own: (environment?: Environment) => ControlContext) {
+function typedControls(own: (environment?: Environment) => ControlContext): TypedControls {
   return {
-    paySession: (environment: Environment, sessionId: string, payOptions?: { holderName?: string }) =>
+    paySession: (environment, sessionId, payOptions) =>
       invoke(routes.paySession, own(environment), { params: { sessionId }, body: { holderName: payOptions?.holderName } }),
-    expireSession: (environment: Environment, sessionId: string) =>
-      invoke(routes.expireSession, own(environment), { params: { sessionId } }),
-    resolvePosPayment: (environment: Environment, posPaymentId: string, outcome: Parameters<Sandbox['resolvePosPayment']>[2]) =>
+    expireSession: (environment, sessionId) => invoke(routes.expireSession, own(environment), { params: { sessionId } }),
+    resolvePosPayment: (environment, posPaymentId, outcome) =>
       invoke(routes.resolvePosPayment, own(environment), { params: { posPaymentId }, body: { outcome } }),
-    resendDelivery: (environment: Environment, deliveryId: number) =>
-      invoke(routes.resendDelivery, own(environment), { params: { deliveryId } }),
-    emitEvent: (environment: Environment, eventCode: Parameters<Sandbox['emitEvent']>[1], reference: string) =>
-      invoke(routes.emitEvent, own(environment), { body: { eventCode, reference } }),
-    advanceClock: (ms: number) => invoke(routes.advanceClock, own(), { body: { ms } }),
+    resendDelivery: (environment, deliveryId) => invoke(routes.resendDelivery, own(environment), { params: { deliveryId } }),
+    emitEvent: (environment, eventCode, reference) => invoke(routes.emitEvent, own(environment), { body: { eventCode, reference } }),
+    advanceClock: (ms) => invoke(routes.advanceClock, own(), { body: { ms } }),
     reset: async () => {
       await invoke(routes.reset, own());
     },
-    createTenant: (tenantOptions?: TenantOptions) => invoke(routes.createTenant, own(), { body: tenantOptions ?? {} }),
+    createTenant: (tenantOptions) => invoke(routes.createTenant, own(), { body: tenantOptions ?? {} }),
     tenants: () => invoke(routes.listTenants, own()).tenants,
-    removeTenant: async (webcode: string) => {
+    removeTenant: async (webcode) => {
       await invoke(routes.removeTenant, own(), { params: { webcode } });
     },
-  } satisfies Partial<Sandbox>;
+  };
 }
 
 /**
