@@ -9,6 +9,7 @@
  * ```
  */
 import type { Environment } from '../core/options.js';
+import type { TerminalSettings as SandboxTerminal } from './api/terminals.js';
 import { type SandboxClock, systemClock } from './clock.js';
 import type { ClockState, ControlSession, SandboxControl } from './control/control.js';
 import { type ControlContext, invoke } from './control/route.js';
@@ -30,6 +31,7 @@ import { type DashboardSettings, handleDashboard } from './views/dashboard/index
 import { handlePage, pageSessionToken } from './views/page.js';
 import type { AttemptReport, WebhookRetryOptions } from './webhooks.js';
 
+export type { TerminalSettings as SandboxTerminal } from './api/terminals.js';
 export { type ManualClock, manualClock, type SandboxClock, seededRandom, systemClock, type TimerHandle } from './clock.js';
 export {
   type ClockState,
@@ -201,13 +203,32 @@ export interface Sandbox {
   expireSession(environment: Environment, sessionId: string): ControlSession;
   /** Resolves a `pending` or `timeout` POS payment now; resolves after its webhooks' first attempts. */
   resolvePosPayment(environment: Environment, posPaymentId: string, outcome: 'success' | 'failed'): Promise<PosRecord>;
+  /**
+   * The simulated terminals of one environment, each with its processing time (`null`: the
+   * sandbox's `posDelayMs`). The same as `GET /_sandbox/{environment}/terminals`.
+   */
+  terminals(environment: Environment): SandboxTerminal[];
+  /**
+   * Gives a simulated terminal its own processing time: its POS payments are answered `processingMs`
+   * after they are sent (sandbox clock), instead of after `posDelayMs`; `null` goes back to the
+   * default. Meanwhile a payment is in flight as any: listed `pending`, a resend with its
+   * `Idempotency-Key` waits, a new payment on the terminal gets 409 / 13005. Kept per tenant and
+   * environment (with `dataDir`, across restarts); {@link Sandbox.reset} keeps it. Throws a 404
+   * failure for a `poiId` that is not a simulated terminal, 400 for a time outside 0 to 600 000.
+   * The same as `PUT /_sandbox/{environment}/terminals/{poiId}`.
+   *
+   * ```ts
+   * sandbox.setTerminal('test', 'V400m-TEST-000001', { processingMs: 35_000 });
+   * ```
+   */
+  setTerminal(environment: Environment, poiId: string, settings: { processingMs: number | null }): SandboxTerminal;
   /** Delivers a recorded delivery's event again, as a new delivery to the same URL; resolves after its first attempt. */
   resendDelivery(environment: Environment, deliveryId: number): Promise<WebhookDelivery>;
   /** Emits `AUTHORISATION` (a completed session or a POS payment with its result) or `REFUND` (a resolved refund) for a record. */
   emitEvent(environment: Environment, eventCode: 'AUTHORISATION' | 'REFUND', reference: string): Promise<WebhookDelivery[]>;
   /** Moves the sandbox clock ahead by `ms`; scheduled work falls due in order, as if the time had passed. */
   advanceClock(ms: number): Promise<ClockState>;
-  /** Deletes every record, stored response, delivery and scheduled job, and sets the clock back; keys and webhook URLs stay. */
+  /** Deletes every record, stored response, delivery and scheduled job, and sets the clock back; keys, webhook URLs and terminal settings stay. */
   reset(): Promise<void>;
   /**
    * Makes a tenant: its own webcode, Test and Live keys, client secrets, records, idempotency
@@ -388,6 +409,8 @@ type TypedControls = Pick<
   | 'paySession'
   | 'expireSession'
   | 'resolvePosPayment'
+  | 'terminals'
+  | 'setTerminal'
   | 'resendDelivery'
   | 'emitEvent'
   | 'advanceClock'
@@ -405,6 +428,9 @@ function typedControls(own: (environment?: Environment) => ControlContext): Type
     expireSession: (environment, sessionId) => invoke(routes.expireSession, own(environment), { params: { sessionId } }),
     resolvePosPayment: (environment, posPaymentId, outcome) =>
       invoke(routes.resolvePosPayment, own(environment), { params: { posPaymentId }, body: { outcome } }),
+    terminals: (environment) => invoke(routes.listTerminals, own(environment)).terminals,
+    setTerminal: (environment, poiId, settings) =>
+      invoke(routes.setTerminal, own(environment), { params: { poiId }, body: { processingMs: settings.processingMs } }),
     resendDelivery: (environment, deliveryId) => invoke(routes.resendDelivery, own(environment), { params: { deliveryId } }),
     emitEvent: (environment, eventCode, reference) => invoke(routes.emitEvent, own(environment), { body: { eventCode, reference } }),
     advanceClock: (ms) => invoke(routes.advanceClock, own(), { body: { ms } }),

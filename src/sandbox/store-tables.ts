@@ -158,3 +158,36 @@ export class FaultEntryTable {
     return rows.map((row) => JSON.parse(row.record as string) as FaultEntry);
   }
 }
+
+/**
+ * Each simulated terminal's own processing time, by environment: how long its POS payments take
+ * instead of the sandbox's `posDelayMs`. A terminal with no row takes the default. Settings, not
+ * records: a reset keeps them, as it keeps the keys and webhook URLs.
+ */
+export class TerminalSettingsTable {
+  readonly #db: Statements;
+
+  constructor(db: Statements) {
+    this.#db = db;
+  }
+
+  /** The terminal's processing time in ms, or `null` where it takes the sandbox's default. */
+  processingMs(environment: Environment, poiId: string): number | null {
+    const row = this.#db
+      .statement('SELECT processing_ms AS ms FROM terminal_settings WHERE environment = ? AND poi_id = ?')
+      .get(environment, poiId);
+    return row === undefined ? null : (row.ms as number);
+  }
+
+  /** Sets the terminal's processing time; `null` removes it (the default again). */
+  setProcessingMs(environment: Environment, poiId: string, ms: number | null): void {
+    if (ms === null) this.#db.statement('DELETE FROM terminal_settings WHERE environment = ? AND poi_id = ?').run(environment, poiId);
+    else
+      this.#db
+        .statement(
+          `INSERT INTO terminal_settings (environment, poi_id, processing_ms) VALUES (?, ?, ?)
+           ON CONFLICT (environment, poi_id) DO UPDATE SET processing_ms = excluded.processing_ms`,
+        )
+        .run(environment, poiId, ms);
+  }
+}

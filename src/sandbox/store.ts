@@ -9,7 +9,7 @@
 import { type Database, loadSqlite, type SqlValue, type Statement } from '../core/sqlite.js';
 import type { ModificationRecord, PosRecord, SandboxRecords, SessionRecord, WebhookDelivery } from './records.js';
 import { importLegacyState, type LegacyState, parseLegacyState } from './store-legacy.js';
-import { FaultEntryTable, IdempotencyTable, JobTable } from './store-tables.js';
+import { FaultEntryTable, IdempotencyTable, JobTable, TerminalSettingsTable } from './store-tables.js';
 
 export type { Job } from './store-tables.js';
 
@@ -263,6 +263,10 @@ const MIGRATIONS = [
   `ALTER TABLE request_log ADD COLUMN request_headers TEXT;
    ALTER TABLE request_log ADD COLUMN request_body TEXT;
    ALTER TABLE request_log ADD COLUMN response_body TEXT;`,
+  // Each simulated terminal's own processing time (store-tables.ts), per environment. IF NOT EXISTS: the tests
+  // of older databases set the version back without dropping what later versions made.
+  `CREATE TABLE IF NOT EXISTS terminal_settings (
+     environment TEXT NOT NULL, poi_id TEXT NOT NULL, processing_ms INTEGER NOT NULL, PRIMARY KEY (environment, poi_id)) WITHOUT ROWID;`,
 ];
 
 /** The database file in a data folder. */
@@ -341,6 +345,8 @@ export class SandboxStore {
   readonly jobs = new JobTable(this);
   /** Where fault rules struck. */
   readonly faultEntries = new FaultEntryTable(this);
+  /** Each simulated terminal's own processing time; {@link clear} keeps them. */
+  readonly terminals = new TerminalSettingsTable(this);
 
   /**
    * Opens `dataDir/sandbox.db` (created if absent), or an in-memory database without `dataDir`.

@@ -33,7 +33,9 @@ async function call(method: string, path: string, body?: unknown): Promise<{ sta
 
 /** A declared route's path in the Test environment, its parameters filled with values of their form. */
 function pathOf(path: string): string {
-  return path.replace('{environment}', 'test').replace(/\{(\w+)\}/g, (_all, name: string) => (name === 'deliveryId' ? '1' : 'X1'));
+  return path
+    .replace('{environment}', 'test')
+    .replace(/\{(\w+)\}/g, (_all, name: string) => (name === 'deliveryId' ? '1' : name === 'poiId' ? 'V400m-TEST-000001' : 'X1'));
 }
 
 function expectRefused(answer: { status: number; body: any }, status: number, code: number, naming: string): void {
@@ -48,7 +50,7 @@ describe('the router answers the declared routes', () => {
     expect(routes.length).toBeGreaterThan(20);
     for (const route of routes) {
       const path = pathOf(route.path);
-      const answer = await call(route.method.toUpperCase(), path, route.method === 'post' ? {} : undefined);
+      const answer = await call(route.method.toUpperCase(), path, route.method === 'post' || route.method === 'put' ? {} : undefined);
       expect(answer.status, `${route.method} ${path}`).not.toBe(405);
       expect(answer.body.error?.message ?? '', `${route.method} ${path}`).not.toMatch(/^Control endpoint/);
       expect((await call('PATCH', path)).status, `PATCH ${path}`).toBe(405);
@@ -79,6 +81,7 @@ const VALID_BODIES: Record<string, Record<string, unknown>> = {
   addFault: { route: 'GET /pos/terminals', times: 1, effect: { type: 'truncate' } },
   addWebhookUrl: { url: 'http://127.0.0.1:9/hook' },
   createTenant: { name: 'Worker' },
+  setTerminal: { processingMs: 10 },
 };
 
 /** A value of another kind than `schema` says. */
@@ -104,7 +107,7 @@ describe("the routes' schemas validate what they describe", () => {
       ]?.[route.method];
       const body = resolved(operation.requestBody.content['application/json'].schema);
       for (const [field, schema] of Object.entries(body.properties as Record<string, JsonObject>)) {
-        const answer = await call('POST', pathOf(route.path), { ...VALID_BODIES[name], [field]: wrongFor(schema) });
+        const answer = await call(route.method.toUpperCase(), pathOf(route.path), { ...VALID_BODIES[name], [field]: wrongFor(schema) });
         expectRefused(answer, 400, 12001, field);
         checked++;
       }

@@ -1,4 +1,4 @@
-/** POS payments: sent to a test terminal, answered by a job after the simulated delay, resolved late or by the controls, listed. */
+/** POS payments: sent to a test terminal, answered by a job after its processing time (or the simulated delay), resolved late or by the controls, listed. */
 import type { Environment } from '../../core/options.js';
 import { POS_TEST_ENDINGS, TEST_TERMINALS } from '../../testing/index.js';
 import type { PosRecord, StoredAmount } from '../records.js';
@@ -58,7 +58,7 @@ export class PosPayments {
 
   /**
    * Sends a payment to a terminal: the record (listed as `pending`) and the terminal's answer, a
-   * job due after the simulated delay, are committed with the request; the request then waits for
+   * job due after the terminal's own processing time or else the simulated delay, are committed with the request; the request then waits for
    * that job. After a crash the job runs on restart and completes the stored idempotent response.
    */
   create(environment: Environment, body: Record<string, unknown>, idempotencyKey: string | null): Deferred {
@@ -89,7 +89,11 @@ export class PosPayments {
     };
     store.posPayments.save(record);
     const subject: PosAnswerSubject = { posPaymentId: record.posPaymentId, idempotencyKey };
-    this.#context.schedule(JOB.posAnswer, this.#context.posDelay(), JSON.stringify(subject));
+    // The default delay is drawn either way, so that a terminal's own time leaves the seeded stream
+    // (the ids and references that follow) as it would be without it.
+    const drawn = this.#context.posDelay();
+    const delay = store.terminals.processingMs(environment, poiId) ?? drawn;
+    this.#context.schedule(JOB.posAnswer, delay, JSON.stringify(subject));
     const deferred = new Promise<Answer>((resolve, reject) => this.#waiters.set(record.posPaymentId, { resolve, reject }));
     // A waiter whose request went away (its transaction rolled back after this) may still be released
     // by a stop or a removal: that rejection must not surface as an unhandled one.

@@ -2,6 +2,7 @@
 import type { Environment } from '../../core/options.js';
 import { notFound } from '../api/context.js';
 import type { SandboxApi } from '../api/index.js';
+import { setTerminal, type TerminalSettings, terminalSettings } from '../api/terminals.js';
 import type { OffsetClock } from '../clock.js';
 import { referencesIn } from '../faults.js';
 import type { ControlPayment, FaultEntry, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../records.js';
@@ -285,6 +286,16 @@ export class SandboxControl {
     return record;
   }
 
+  /** The simulated terminals with their settings (processing time) in one environment. */
+  terminals(environment: Environment): TerminalSettings[] {
+    return terminalSettings(this.#store, environment);
+  }
+
+  /** Gives a simulated terminal its own processing time in ms (`null`: `posDelayMs` again); 404 for another `poiId`. */
+  setTerminal(environment: Environment, poiId: string, settings: { processingMs: number | null }): TerminalSettings {
+    return this.#store.transaction(() => setTerminal(this.#store, environment, poiId, settings.processingMs));
+  }
+
   /** Delivers a recorded delivery's event again, to the same URL, as a new delivery; resolves after its first attempt. */
   async resendDelivery(environment: Environment, id: number): Promise<WebhookDelivery> {
     const original = this.delivery(environment, id);
@@ -340,7 +351,7 @@ export class SandboxControl {
     this.#store.transaction(() => this.#store.setCounter('clockOffset', this.#clock.offsetMs));
   }
 
-  /** Deletes every record, stored response, delivery and scheduled job, and sets the clock back; the webhook URLs stay. */
+  /** Deletes every record, stored response, delivery and scheduled job, and sets the clock back; the webhook URLs and terminal settings stay. */
   async reset(): Promise<void> {
     await this.#scheduler.settled();
     // The entries of requests already answered are written first, so that the reset deletes them too.

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 document of the sandbox's control API (`/_sandbox/...`): pay or expire sessions,
- * resolve POS payments, read records and deliveries, resend or emit webhooks, move the clock,
+ * resolve POS payments, set terminals' processing time, read records and deliveries, resend or emit webhooks, move the clock,
  * fault rules, webhook URLs, tenants, reset; and the step that serves it at `/_sandbox/openapi.json`
  * (no key), so that a test suite in any language can drive the sandbox. It is made from the
  * declared routes (routes.ts): their paths, parameter, query and body schemas and answers, with the
@@ -107,10 +107,11 @@ export function controlApiDocument(servers: readonly ServerEntry[]): JsonObject 
     ...documentHead({
       title: 'Payment sandbox control API',
       description:
-        "Drives the payment-service-sdk sandbox from outside its API: pay or expire sessions, resolve POS payments, read records and webhook deliveries, resend or emit webhooks, move the clock, inject faults, manage webhook URLs and tenants, reset. Authenticate with a sandbox key in `X-API-KEY`: under `/_sandbox/{environment}/` a key of that environment; elsewhere any key of the tenant (tenants: the sandbox's own keys only). Answers use the service's envelopes. The API itself is described at `/openapi.json`.",
+        "Drives the payment-service-sdk sandbox from outside its API: pay or expire sessions, resolve POS payments, set a terminal's processing time, read records and webhook deliveries, resend or emit webhooks, move the clock, inject faults, manage webhook URLs and tenants, reset. Authenticate with a sandbox key in `X-API-KEY`: under `/_sandbox/{environment}/` a key of that environment; elsewhere any key of the tenant (tenants: the sandbox's own keys only). Answers use the service's envelopes. The API itself is described at `/openapi.json`.",
       servers,
       tags: [
         { name: 'Records', description: 'Sessions, POS payments and modifications of one environment, and what to do to them.' },
+        { name: 'Terminals', description: "The simulated terminals and the sandbox's settings of them (processing time)." },
         { name: 'Requests', description: 'The request log: what each request to the API sent and got back.' },
         { name: 'Webhooks', description: 'Deliveries, resends, events and the webhook URLs.' },
         { name: 'Clock', description: 'The sandbox clock.' },

@@ -12,7 +12,7 @@ import type { Tenant, Tenants } from '../tenants.js';
 import type { SandboxControl } from './control.js';
 
 /** The groups of the control document. */
-export type ControlTag = 'Records' | 'Requests' | 'Webhooks' | 'Clock' | 'Faults' | 'Tenants' | 'Sandbox';
+export type ControlTag = 'Records' | 'Terminals' | 'Requests' | 'Webhooks' | 'Clock' | 'Faults' | 'Tenants' | 'Sandbox';
 
 /** What a control action acts on: the caller's tenant (its controls, fault rules...), and the sandbox's tenants. */
 export interface ControlContext {
@@ -44,7 +44,7 @@ export interface ControlRouteSpec<
   A extends Schema,
   R,
 > {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'put' | 'delete';
   /** After `/_sandbox/`; one starting with `{environment}/` is a route of `test/` and of `live/`, each needing a key of its environment. */
   path: string;
   tag: ControlTag;
@@ -58,7 +58,7 @@ export interface ControlRouteSpec<
   params?: P;
   /** An object schema of the query; a value it refuses answers 400 with its message. */
   query?: Q;
-  /** An object schema of the JSON body of a POST; a value it refuses answers 400 with its message. */
+  /** An object schema of the JSON body of a POST or PUT; a value it refuses answers 400 with its message. */
   body?: B;
   /** The schema of `data` in the success envelope. */
   answer: A;

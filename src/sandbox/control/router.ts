@@ -68,8 +68,8 @@ async function inputOf(context: ControlRequest, maxBodyBytes: number) {
   // The first value of each query parameter, as `URLSearchParams.get` reads it.
   const queryValues = Object.fromEntries([...new Set(url.searchParams.keys())].map((name) => [name, url.searchParams.get(name)]));
   const query = parseInput(route.query, queryValues, refusedField);
-  // A POST's body is empty or a JSON object, within the size limit, also where the route takes none.
-  const text = request.method === 'POST' ? await readOptionalJsonText(request, maxBodyBytes) : '';
+  // A POST's or PUT's body is empty or a JSON object, within the size limit, also where the route takes none.
+  const text = request.method === 'POST' || request.method === 'PUT' ? await readOptionalJsonText(request, maxBodyBytes) : '';
   const body = parseInput(route.body, text.trim() === '' ? {} : jsonObject(text), refusedField);
   return { params, query, body } as never;
 }

@@ -2,12 +2,13 @@
  * Every route of the control API under `/_sandbox/`, declared once (see route.ts): the router
  * validates and runs them, the control document describes them, the `Sandbox` object's typed
  * methods call them. Under `/_sandbox/{test|live}/` the records of one environment (its key
- * only); elsewhere the clock, fault rules, webhook URLs, reset (any key of the tenant) and the
+ * only) and its terminals' settings; elsewhere the clock, fault rules, webhook URLs, reset (any key of the tenant) and the
  * tenants (the sandbox's own keys only).
  */
 import * as z from 'zod/mini';
 import { hinted } from '../../schemas/common.js';
 import { notFound } from '../api/context.js';
+import { MAX_PROCESSING_MS } from '../api/terminals.js';
 import { FaultRuleError, MAX_FAULT_RULES } from '../faults.js';
 import { invalid } from '../responses.js';
 import { MAX_ADVANCE_MS, parseDuration } from './control.js';
@@ -24,6 +25,7 @@ import {
   PosPaymentSchema,
   pageOf,
   TenantSchema,
+  TerminalSettingsSchema,
   timelineOf,
   WebhookUrlsSchema,
 } from './schemas.js';
@@ -48,6 +50,15 @@ const OUTCOME = 'outcome must be success or failed';
 const EVENT_CODE = 'eventCode must be AUTHORISATION or REFUND, the documented event codes';
 const WEBHOOK_URL = 'url must be an absolute http(s) URL';
 const TENANTS_ONLY = "Only the sandbox's own keys may manage tenants.";
+const PROCESSING = `processingMs must be an integer from 0 to ${MAX_PROCESSING_MS}, or null for the default`;
+const processingMs = z.nullable(
+  hinted(
+    z
+      .number({ error: PROCESSING })
+      .check(z.refine(Number.isSafeInteger, PROCESSING), z.minimum(0, PROCESSING), z.maximum(MAX_PROCESSING_MS, PROCESSING)),
+    { type: 'integer' },
+  ),
+);
 
 /** The routes of one environment's records. */
 const RECORD_ROUTES = {
@@ -148,6 +159,34 @@ const RECORD_ROUTES = {
   }),
 } as const;
 
+/** The simulated terminals' settings, in one environment. */
+const TERMINAL_ROUTES = {
+  listTerminals: controlRoute({
+    method: 'get',
+    path: '{environment}/terminals',
+    summary: 'The simulated terminals, each with its processing time',
+    tag: 'Terminals',
+    answer: z.object({ terminals: z.array(TerminalSettingsSchema) }),
+    run: (c) => ({ terminals: c.control.terminals(c.environment) }),
+  }),
+  setTerminal: controlRoute({
+    method: 'put',
+    path: '{environment}/terminals/{poiId}',
+    summary: "Set a simulated terminal's processing time",
+    description:
+      "How long the terminal takes to answer each POS payment, instead of the sandbox's `posDelayMs`; `null` goes back to it. Meanwhile the payment is in flight: listed `pending`, a resend with its `Idempotency-Key` waits for the answer, a new payment on the terminal is refused 409 / 13005. The sandbox clock governs it (`clock/advance` makes it due). A payment already at the terminal keeps the time it was sent with; reset keeps the setting.",
+    tag: 'Terminals',
+    params: z.object({ poiId: id('A `poiId` of the simulated terminals (`GET /pos/terminals`).') }),
+    body: z.object({
+      processingMs: processingMs.check(
+        z.meta({ description: `Milliseconds, 0 to ${MAX_PROCESSING_MS}; \`null\`: the sandbox's \`posDelayMs\`.`, examples: [35_000] }),
+      ),
+    }),
+    answer: TerminalSettingsSchema,
+    run: (c, { params, body }) => c.control.setTerminal(c.environment, params.poiId, { processingMs: body.processingMs }),
+  }),
+} as const;
+
 /** The routes of webhook deliveries and events, in one environment. */
 const DELIVERY_ROUTES = {
   listDeliveries: controlRoute({
@@ -225,7 +264,7 @@ const CLOCK_ROUTES = {
     method: 'post',
     path: 'reset',
     summary: 'Delete every record, stored response, delivery and scheduled job, and set the clock back',
-    description: 'Keys and webhook URLs stay.',
+    description: 'Keys, webhook URLs and terminal settings stay.',
     tag: 'Sandbox',
     answer: ClockStateSchema,
     run: async (c) => {
@@ -374,6 +413,7 @@ const TENANT_ROUTES = {
 /** Every control route, by the `operationId` the document gives it (prefixed `test`/`live` for a route of each environment). */
 export const CONTROL_ROUTES = {
   ...RECORD_ROUTES,
+  ...TERMINAL_ROUTES,
   ...REQUEST_ROUTES,
   ...DELIVERY_ROUTES,
   ...CLOCK_ROUTES,

@@ -96,6 +96,18 @@ export const WebhookUrlsSchema = z.object({ urls: z.array(z.string()) });
 const pair = z.object({ test: z.string(), live: z.string() });
 export const TenantSchema = z.object({ webcode: z.string(), name: z.string(), keys: pair, clientSecrets: pair });
 
+export const TerminalSettingsSchema = z
+  .object({
+    poiId: z.string(),
+    name: z.string(),
+    model: z.string(),
+    online: z.boolean().check(z.describe('The offline terminal answers 502 / 13004 at once, whatever its processing time.')),
+    processingMs: z
+      .nullable(whole)
+      .check(z.describe("How long this terminal's POS payments take, in ms of the sandbox clock; `null`: the sandbox's `posDelayMs`.")),
+  })
+  .check(z.describe("A simulated terminal and the sandbox's setting of it, in one environment."));
+
 /** Each schema the document keeps once, by its name there. */
 export const CONTROL_SCHEMA_NAMES: ReadonlyMap<z.core.$ZodType, string> = new Map<z.core.$ZodType, string>([
   [ControlSessionSchema, 'ControlSession'],
@@ -107,6 +119,7 @@ export const CONTROL_SCHEMA_NAMES: ReadonlyMap<z.core.$ZodType, string> = new Ma
   [FaultRuleStateSchema, 'FaultRuleState'],
   [WebhookUrlsSchema, 'WebhookUrls'],
   [TenantSchema, 'Tenant'],
+  [TerminalSettingsSchema, 'TerminalSettings'],
   [RequestLogEntry, 'RequestLogEntry'],
 ]);
 

@@ -9,6 +9,7 @@ import { faultsPage, ruleFromForm } from './faults.js';
 import { render, unknownTenant } from './layout.js';
 import { lastAnswer } from './lists.js';
 import { type DashboardContext, type DashboardSettings, duration, href, TENANT_PARAM, tenantContext, time } from './parts.js';
+import { processingFromForm } from './terminals.js';
 
 function environmentOf(form: URLSearchParams): Environment {
   const value = form.get('environment');
@@ -74,6 +75,8 @@ async function perform(
       const payment = await control.resolvePosPayment(environmentOf(form), id, form.get('outcome') as 'success' | 'failed');
       return back('notice', `POS payment ${payment.posPaymentId} is now ${payment.status}.`);
     }
+    case 'set-terminal':
+      return setTerminal(context, environmentOf(form), id, processingFromForm(form), back);
     case 'resend': {
       const delivery = await control.resendDelivery(environmentOf(form), Number(id));
       return back('notice', `Resent as delivery #${delivery.id}: ${lastAnswer(delivery)}.`);
@@ -121,6 +124,24 @@ async function perform(
     default:
       return new Response('Unknown action', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' } });
   }
+}
+
+/** Sets a terminal's processing time (the control API's action), or says what the field must hold. */
+function setTerminal(
+  context: DashboardContext,
+  environment: Environment,
+  poiId: string,
+  processingMs: number | null | undefined,
+  back: (kind: 'notice' | 'problem', message: string) => Response,
+): Response {
+  if (processingMs === undefined) return back('problem', 'Give the processing time in ms, 0 to 600000, or leave it empty for the default.');
+  const terminal = context.control.setTerminal(environment, poiId, { processingMs });
+  return back(
+    'notice',
+    terminal.processingMs === null
+      ? `Terminal ${terminal.poiId} takes the sandbox's default time again.`
+      : `Terminal ${terminal.poiId} now takes ${terminal.processingMs} ms per payment.`,
+  );
 }
 
 /** Adds the rule the form describes: its id, or why it was refused (the control API's 400 message). */

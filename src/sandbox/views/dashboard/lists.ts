@@ -22,6 +22,7 @@ import {
   table,
   time,
 } from './parts.js';
+import { terminalsSection } from './terminals.js';
 
 function options(values: readonly string[], selected: string | undefined): Html[] {
   return values.map(
@@ -187,6 +188,7 @@ export function overview(context: DashboardContext, environment: Environment): P
 ${table('Latest sessions', HEADINGS.sessions, sessionRows(context, environment, control.listSessions(environment, recent).items), 'No session yet: create one with the SDK or the API.')}
 <h2>Latest POS payments</h2>
 ${table('Latest POS payments', HEADINGS['pos-payments'], posRows(context, environment, control.listPosPayments(environment, recent).items), 'No POS payment yet.')}
+${terminalsSection(context, environment)}
 <h2>Latest webhook deliveries</h2>
 ${table('Latest webhook deliveries', HEADINGS.deliveries, deliveryRows(context, environment, control.listDeliveries(environment, recent).items), 'No webhook delivery yet.')}
 <h2>Webhook URLs</h2>
