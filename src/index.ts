@@ -1,5 +1,6 @@
 export { PaymentClient } from './client.js';
 export { APIPromise, type WithResponse } from './core/api-promise.js';
+export { DEADLINE_LEAD_MS, type Deadline } from './core/deadline.js';
 export {
   ApiError,
   type ApiErrorDetails,
@@ -33,12 +34,17 @@ export {
   type WebhookNotConfirmedReason,
   WebhookParseError,
 } from './core/errors.js';
+export { posPaymentKey } from './core/idempotency.js';
 export type { ClientHooks, ClientOptions, Environment, Logger, ResolvedOptions, RetryInfo } from './core/options.js';
 export { type Page, Paginator } from './core/pagination.js';
+export type { CheckPosPaymentOptions, PosPaymentCheck } from './core/pos-check.js';
 export type {
   CreatePosPaymentOptions,
+  DeadlineOption,
+  PreparedPosPayment,
   RecoveredPosPayment,
   RecoveryOptions,
+  ResumeRecoveryOptions,
   WaitForFinalStatusOptions,
 } from './core/recovery.js';
 export type { RetryBudgetOptions, RetryClass } from './core/retry.js';

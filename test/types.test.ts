@@ -26,6 +26,7 @@ import {
   type PaymentSession,
   type PosPayment,
   type PosPaymentStatus,
+  type PosRecoveryState,
   type RateLimitError,
   type RecoveredPosPayment,
   type RequestOptions,
@@ -74,7 +75,7 @@ describe('method signatures', () => {
     expectTypeOf(c.sessions.listModifications).returns.toEqualTypeOf<APIPromise<ModificationRecord[]>>();
     expectTypeOf(c.sessions.listModifications).returns.resolves.toEqualTypeOf<ModificationRecord[]>();
     expectTypeOf(c.pos.listModifications).returns.resolves.toEqualTypeOf<ModificationRecord[]>();
-    expectTypeOf(c.pos.createPayment).parameter(0).toEqualTypeOf<CreatePosPaymentParams>();
+    expectTypeOf(c.pos.createPayment).parameter(0).toEqualTypeOf<CreatePosPaymentParams | PosRecoveryState>();
     expectTypeOf(c.pos.createPayment).returns.resolves.toEqualTypeOf<RecoveredPosPayment>();
     expectTypeOf<RecoveredPosPayment['recovered']>().toEqualTypeOf<true | undefined>();
     expectTypeOf<RecoveredPosPayment>().toExtend<PosPayment>();

@@ -267,8 +267,11 @@ export class ServerError extends ApiError {
 }
 
 /**
- * What a POS recovery needs to continue, as plain JSON: store it and pass it to
- * `client.pos.resumeRecovery(state)`, in this process or another.
+ * A POS charge's state, as plain JSON: what `pos.preparePayment` makes before anything is sent,
+ * and what `PosPaymentPendingError` carries once it may have left. Store it with the order and
+ * pass it to `pos.createPayment(state)`, `pos.checkPayment(state)`, `pos.resumeRecovery(state)`
+ * or `followUps.track({ pos: state })`, in this process or another: each finishes the same
+ * charge (same key, same bytes), never a second one.
  */
 export interface PosRecoveryState {
   /** The charge's `Idempotency-Key`; resending with it reads the stored response and never charges again. */
@@ -277,7 +280,10 @@ export interface PosRecoveryState {
   params?: CreatePosPaymentParams | undefined;
   /** The payment's id, once known. */
   posPaymentId?: string | undefined;
-  /** When the charge was first sent (ISO 8601), to narrow the listing window. */
+  /**
+   * When the charge was prepared or first sent (ISO 8601): no record of it is older. It narrows the
+   * listing window, and tells this charge from an earlier attempt alike (same terminal, amount and reference).
+   */
   sentAt?: string | undefined;
 }
 
@@ -293,6 +299,8 @@ export interface ResumeOptions {
   webhook?: PromiseLike<unknown> | undefined;
   /** Cancels the resumed wait; it rejects with a new `PosPaymentPendingError` whose `cause` is the signal's reason. */
   signal?: AbortSignal | undefined;
+  /** When the resumed wait must have returned (a `Date` or epoch ms), as `pos.resumeRecovery`'s `deadline`. */
+  deadline?: Date | number | undefined;
 }
 
 /** Why a recovery stopped before `maxWaitMs`, in words: the failure's class and message, never a secret. */

@@ -1,5 +1,6 @@
 import type { CreatePosPaymentParams, ListPosPaymentsParams, PosPayment } from '../schemas/pos.js';
 import type { APIPromise, WithResponse } from './api-promise.js';
+import { type Deadline, deadlineSignal, readDeadline } from './deadline.js';
 import {
   ConnectionError,
   IdempotencyConflictError,
@@ -18,6 +19,7 @@ import {
 } from './errors.js';
 import type { Logger } from './options.js';
 import type { Paginator } from './pagination.js';
+import { findCharge } from './pos-lookup.js';
 import { sleep } from './retry.js';
 import { newIdempotencyKey, type RequestOptions } from './transport.js';
 
@@ -37,8 +39,19 @@ export interface RecoveryOptions {
   webhook?: PromiseLike<unknown> | undefined;
 }
 
+/** The `deadline` option of the POS calls that may wait: `createPayment`, `resumeRecovery`, `waitForFinalStatus`, `checkPayment`. */
+export interface DeadlineOption {
+  /**
+   * When the call must have returned (a `Date`, or epoch ms): the time your platform gives the
+   * invocation, less what you need to save the state and answer. The call stops waiting
+   * `DEADLINE_LEAD_MS` (100 ms) before it, whatever step it is in, and throws
+   * `PosPaymentPendingError` with the state to finish the charge from, never a second one.
+   */
+  deadline?: Deadline | undefined;
+}
+
 /** Options of `pos.createPayment`. */
-export interface CreatePosPaymentOptions extends RequestOptions {
+export interface CreatePosPaymentOptions extends RequestOptions, DeadlineOption {
   /**
    * Recover a `timeout` result, a lost connection, a 5xx or a client-side timeout into a final
    * answer without ever charging twice. Default `true`; `false` returns or throws the first outcome
@@ -47,8 +60,14 @@ export interface CreatePosPaymentOptions extends RequestOptions {
   recover?: boolean | RecoveryOptions | undefined;
 }
 
+/** Options of `pos.resumeRecovery`. */
+export interface ResumeRecoveryOptions extends RecoveryOptions, DeadlineOption {
+  /** Cancels the recovery; the call rejects with `PosPaymentPendingError`, whose `cause` is the signal's reason. */
+  signal?: AbortSignal | undefined;
+}
+
 /** Options of `pos.waitForFinalStatus`. */
-export interface WaitForFinalStatusOptions extends Omit<RecoveryOptions, 'initialDelayMs'> {
+export interface WaitForFinalStatusOptions extends Omit<RecoveryOptions, 'initialDelayMs'>, DeadlineOption {
   /** Cancels the wait; the call rejects with `PosPaymentPendingError`, whose `cause` is the signal's reason. */
   signal?: AbortSignal | undefined;
   /** When the payment was created, to narrow the listing window. Read from the id when it carries a timestamp. */
@@ -74,15 +93,6 @@ interface Settings {
 
 const DEFAULTS = { initialDelayMs: 10_000, pollIntervalMs: 2_000, maxWaitMs: 300_000 } as const;
 const MAX_POLL_INTERVAL_MS = 30_000;
-/**
- * Slack around the listing window. The time zone of record timestamps is not documented: a known
- * id is looked for over a day either side (newest first, so it is on the first page anyway); a
- * charge matched by terminal and amount only, where a wide window would make look-alikes, over 5 minutes.
- */
-const WINDOW_SLACK_MS = { byId: 24 * 3_600_000, byCharge: 5 * 60_000 };
-/** Pages scanned per poll; the window is narrow, so more means something is wrong. */
-const MAX_SCAN_PAGES = 10;
-
 /** Statuses after which a POS payment does not change on its own. */
 function isFinal(payment: PosPayment): boolean {
   return payment.status !== 'timeout' && payment.status !== 'pending';
@@ -144,7 +154,7 @@ function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
  * The error that ends a recovery without a final status: it carries the key and the state, and
  * its `resume()` runs a new recovery (no initial wait) from where this one stopped.
  */
-function pendingError(
+export function pendingError(
   ops: PosOperations,
   state: PosRecoveryState,
   lastKnown: PosPayment | undefined,
@@ -154,13 +164,33 @@ function pendingError(
     state,
     lastKnown,
     async (options?: ResumeOptions) => {
-      const { signal, ...recover } = options ?? {};
-      const settings = resolveSettings({ initialDelayMs: 0, ...recover }, 'options') as Settings;
-      const { data } = await new Recovery(ops, state, settings, signal, lastKnown).run();
+      const { data } = await resumeRecovery(ops, state, options, lastKnown);
       return data;
     },
     stop,
   );
+}
+
+/** `options.deadline` read as epoch ms, or the `RequestValidationError` naming it. */
+function deadlineOf(deadline: unknown): number | undefined {
+  const issues: ValidationIssue[] = [];
+  const ms = readDeadline(deadline, 'options.deadline', issues);
+  if (issues.length > 0) throw new RequestValidationError(issues);
+  return ms;
+}
+
+/** Runs `work` with the caller's signal joined to the deadline's, and ends the deadline's timer after it. */
+async function withDeadline<T>(
+  deadline: number | undefined,
+  signal: AbortSignal | undefined,
+  work: (signal: AbortSignal | undefined) => Promise<T>,
+): Promise<T> {
+  const joined = deadlineSignal(deadline, signal);
+  try {
+    return await work(joined.signal);
+  } finally {
+    joined.clear();
+  }
 }
 
 /** The `paymentReference` of an AUTHORISATION webhook, given as the event or its `data`. */
@@ -175,15 +205,6 @@ export function timeFromPosPaymentId(posPaymentId: string): Date | undefined {
   const digits = /-POSXT?-(\d{10}|\d{13})$/.exec(posPaymentId)?.[1];
   if (!digits) return undefined;
   return new Date(digits.length === 10 ? Number(digits) * 1000 : Number(digits));
-}
-
-function sameCharge(payment: PosPayment, params: CreatePosPaymentParams): boolean {
-  return (
-    payment.poiId === params.poiId &&
-    payment.amount.value === params.amount.value &&
-    payment.amount.currency === params.amount.currency &&
-    (params.customReference === undefined || payment.customReference === params.customReference)
-  );
 }
 
 /** One recovery run over `state`; the wait, the resend, the polls. */
@@ -307,102 +328,125 @@ class Recovery {
 
   /** Looks the payment up in `GET /pos/payments` over a narrow window around its creation. */
   async #poll(): Promise<WithResponse<RecoveredPosPayment> | undefined> {
-    const { params, sentAt } = this.#state;
-    const id = this.#state.posPaymentId ?? this.#hint;
-    if (!id && !params) return undefined;
-    const center = sentAt ? Date.parse(sentAt) : undefined;
-    const filters: ListPosPaymentsParams = { take: 100, order: 'desc' };
-    if (center !== undefined && !Number.isNaN(center)) {
-      const slack = id ? WINDOW_SLACK_MS.byId : WINDOW_SLACK_MS.byCharge;
-      filters.createdAtStart = new Date(center - slack);
-      filters.createdAtEnd = new Date(Date.now() + slack);
-    }
-    const listing = this.#ops.list(filters, this.#signal ? { signal: this.#signal } : {});
-    const candidates: PosPayment[] = [];
     try {
-      let pages = 0;
-      for await (const page of listing.pages()) {
-        for (const payment of page.items) {
-          // A hinted id is unverified: it must also describe this charge.
-          const matches = id
-            ? payment.posPaymentId === id && (id !== this.#hint || !params || sameCharge(payment, params))
-            : params && sameCharge(payment, params);
-          if (matches) candidates.push(payment);
-        }
-        if (id && candidates.length > 0) break;
-        if (++pages >= MAX_SCAN_PAGES) break;
-      }
+      const found = await findCharge(this.#ops, this.#state, this.#signal, this.#hint);
+      return found && this.#settle(found.payment, found.response);
     } catch (error) {
       if (!isPassing(error)) throw error;
       this.#passed(error);
       return undefined;
     }
-    // Without an id, two charges alike in terminal and amount are indistinguishable: wait rather than guess.
-    const [match] = candidates;
-    if (!match || (!id && candidates.length > 1)) return undefined;
-    return this.#settle(match, listing.lastResponse);
   }
+}
+
+/** A charge as `pos.preparePayment` makes it: its key, its params and when it was made, all present. */
+export type PreparedPosPayment = PosRecoveryState & { idempotencyKey: string; params: CreatePosPaymentParams; sentAt: string };
+
+/**
+ * The state of a charge not sent yet: the key (given, or a fresh UUID v4), a plain-JSON copy of the
+ * params, and the time it was made. `check` validates both as a request would (nothing is sent).
+ */
+export function preparePayment(
+  check: (params: CreatePosPaymentParams, idempotencyKey: string) => void,
+  params: CreatePosPaymentParams,
+  options: { idempotencyKey?: string | undefined } = {},
+): PreparedPosPayment {
+  const idempotencyKey = options?.idempotencyKey ?? globalThis.crypto.randomUUID();
+  check(params, idempotencyKey);
+  return { idempotencyKey, params: JSON.parse(JSON.stringify(params)) as CreatePosPaymentParams, sentAt: new Date().toISOString() };
+}
+
+/** Whether `pos.createPayment` was given a prepared state rather than params. */
+export function isPreparedState(input: unknown): input is PosRecoveryState {
+  return typeof input === 'object' && input !== null && 'params' in input && 'idempotencyKey' in input;
+}
+
+/** The params and key of a prepared state, or the `RequestValidationError` saying what is missing or at odds. */
+function sendable(
+  state: PosRecoveryState,
+  optionKey: string | undefined,
+): { params: CreatePosPaymentParams; idempotencyKey: string; state: PosRecoveryState } {
+  const { params, idempotencyKey } = state;
+  const issues: ValidationIssue[] = [];
+  if (typeof idempotencyKey !== 'string') issues.push({ path: 'state.idempotencyKey', message: 'must be the key preparePayment made' });
+  if (typeof params !== 'object' || params === null)
+    issues.push({ path: 'state.params', message: 'must be the params preparePayment saved' });
+  if (optionKey !== undefined && optionKey !== idempotencyKey)
+    issues.push({
+      path: 'options.idempotencyKey',
+      message: 'must be left out for a prepared charge: it is sent with its own key, never another',
+    });
+  if (issues.length > 0) throw new RequestValidationError(issues);
+  return { params: params as CreatePosPaymentParams, idempotencyKey: idempotencyKey as string, state };
 }
 
 /**
  * `pos.createPayment` with recovery: one charge, then, if its outcome is uncertain, recovery.
- * Once the charge may have left, an abort of the call's signal (with `recover: false` too) throws
- * `PosPaymentPendingError` with the signal's reason as `cause`: the caller stopped waiting, and
- * the charge it may have started can still be finished with the error's state.
+ * `input` is the params, or a prepared state (sent with its key, its `sentAt` kept). Once the
+ * charge may have left, an abort of the call's signal or its deadline (with `recover: false` too)
+ * throws `PosPaymentPendingError` with the abort's reason as `cause`: the caller stopped waiting,
+ * and the charge it may have started can still be finished with the error's state. A deadline
+ * already reached before sending throws it too, nothing sent: the state starts the charge later.
  */
 export async function chargeWithRecovery(
   ops: PosOperations,
-  params: CreatePosPaymentParams,
+  input: CreatePosPaymentParams | PosRecoveryState,
   options: CreatePosPaymentOptions = {},
 ): Promise<WithResponse<RecoveredPosPayment>> {
-  const { recover, ...requestOptions } = options;
-  const { signal } = requestOptions;
+  const { recover, deadline, ...requestOptions } = options;
+  const deadlineMs = deadlineOf(deadline);
   const settings = resolveSettings(recover, 'options.recover');
-  const idempotencyKey = requestOptions.idempotencyKey ?? (await newIdempotencyKey());
+  const prepared = isPreparedState(input) ? sendable(input, requestOptions.idempotencyKey) : undefined;
+  const params = prepared ? prepared.params : (input as CreatePosPaymentParams);
+  const idempotencyKey = prepared?.idempotencyKey ?? requestOptions.idempotencyKey ?? (await newIdempotencyKey());
   // Aborted before anything left: the reason as is, as any call; nothing needs finishing.
-  signal?.throwIfAborted();
-  const sentAt = new Date().toISOString();
-  const state: PosRecoveryState = { idempotencyKey, params, sentAt };
-  let first: WithResponse<PosPayment> | undefined;
-  try {
-    first = await ops.charge(params, { ...requestOptions, idempotencyKey }).withResponse();
-  } catch (error) {
-    if (isAbort(error, signal)) throw pendingError(ops, state, undefined, { cause: error });
-    if (!settings || !isUncertain(error)) throw error;
-    ops.logger?.warn('payment-service-sdk: POS charge outcome unknown', { idempotencyKey, error: (error as Error).name });
-  }
-  if (first && (!settings || isFinal(first.data))) return first;
-  if (first) state.posPaymentId = first.data.posPaymentId;
-  return new Recovery(ops, state, settings as Settings, signal, first?.data).run();
+  requestOptions.signal?.throwIfAborted();
+  const state: PosRecoveryState = {
+    ...prepared?.state,
+    idempotencyKey,
+    params,
+    sentAt: prepared?.state.sentAt ?? new Date().toISOString(),
+  };
+  return withDeadline(deadlineMs, requestOptions.signal, async (signal) => {
+    if (signal?.aborted) throw pendingError(ops, state, undefined, { cause: signal.reason });
+    let first: WithResponse<PosPayment> | undefined;
+    try {
+      first = await ops.charge(params, { ...requestOptions, idempotencyKey, ...(signal ? { signal } : {}) }).withResponse();
+    } catch (error) {
+      if (isAbort(error, signal)) throw pendingError(ops, state, undefined, { cause: error });
+      if (!settings || !isUncertain(error)) throw error;
+      ops.logger?.warn('payment-service-sdk: POS charge outcome unknown', { idempotencyKey, error: (error as Error).name });
+    }
+    if (first && (!settings || isFinal(first.data))) return first;
+    if (first) state.posPaymentId = first.data.posPaymentId;
+    return new Recovery(ops, state, settings as Settings, signal, first?.data).run();
+  });
 }
 
-/** Continues a recovery from its saved state, in this process or another. */
-export function resumeRecovery(
+/** Continues a recovery from its saved state, in this process or another (no initial wait unless given). */
+export async function resumeRecovery(
   ops: PosOperations,
   state: PosRecoveryState,
-  options: RecoveryOptions & { signal?: AbortSignal | undefined } = {},
+  options: ResumeRecoveryOptions = {},
+  lastKnown?: PosPayment,
 ): Promise<WithResponse<RecoveredPosPayment>> {
-  const { signal, ...recover } = options;
+  const { signal, deadline, ...recover } = options;
   if (!state || (typeof state.posPaymentId !== 'string' && (typeof state.idempotencyKey !== 'string' || !state.params))) {
-    return Promise.reject(
-      new RequestValidationError([{ path: 'state', message: 'needs a posPaymentId, or the idempotencyKey and params of the charge' }]),
-    );
+    throw new RequestValidationError([{ path: 'state', message: 'needs a posPaymentId, or the idempotencyKey and params of the charge' }]);
   }
-  try {
-    return new Recovery(ops, state, resolveSettings({ initialDelayMs: 0, ...recover }, 'options') as Settings, signal).run();
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  const deadlineMs = deadlineOf(deadline);
+  const settings = resolveSettings({ initialDelayMs: 0, ...recover }, 'options') as Settings;
+  return withDeadline(deadlineMs, signal, (joined) => new Recovery(ops, state, settings, joined, lastKnown).run());
 }
 
 /** Polls for the final status of a POS payment known only by its id. */
-export function waitForFinalStatus(
+export async function waitForFinalStatus(
   ops: PosOperations,
   posPaymentId: string,
   options: WaitForFinalStatusOptions = {},
 ): Promise<WithResponse<RecoveredPosPayment>> {
   if (typeof posPaymentId !== 'string' || posPaymentId === '') {
-    return Promise.reject(new RequestValidationError([{ path: 'posPaymentId', message: 'must be a non-empty string' }]));
+    throw new RequestValidationError([{ path: 'posPaymentId', message: 'must be a non-empty string' }]);
   }
   const { createdAt, ...rest } = options;
   const created = createdAt === undefined ? timeFromPosPaymentId(posPaymentId) : new Date(createdAt);

@@ -175,6 +175,11 @@ export class Transport {
     return new APIPromise(this.#execute(endpoint, input, options));
   }
 
+  /** Checks a call as `request` would, sending nothing: throws the same `RequestValidationError`. */
+  check<Params, Result>(endpoint: Endpoint<Params, Result>, input: CallInput<Params>, options: RequestOptions = {}): void {
+    this.#prepare(endpoint, input, options);
+  }
+
   /** Walks a cursor-paginated listing; `key` names the array in `data`. */
   paginate<Params extends { cursor?: string | undefined }, Key extends string, Item>(
     endpoint: Endpoint<Params, { [K in Key]: Item[] } & { meta: ListMeta }>,

@@ -47,8 +47,9 @@ function checkOptions(options: FollowUpsOptions): { schedule: number[]; horizonM
 
 /**
  * Follow-ups: the payment results that reach you without a webhook. `track(target)` each session,
- * POS payment and refund when you create it; each check reads it through the API (reads only,
- * never a write) until its outcome is final, then claims that outcome in `store` under the key its
+ * POS payment and refund when you create it (a POS charge as `{ pos: state }` when you send it, also
+ * before its answer came); each check reads it through the API (reads only, but for a charge that
+ * nothing lists, resent with its own key, which starts it at most once) until its outcome is final, then claims that outcome in `store` under the key its
  * webhook has (`webhookEventKey`; `SESSION_ENDED:<sessionId>:<status>` for a session that ended
  * unpaid) and runs its callback with the webhook handler's context, then completes it. Whichever
  * comes first, the webhook or a follow-up (on any instance), the callback runs to success once; the
@@ -71,6 +72,13 @@ export function createFollowUps(options: FollowUpsOptions): FollowUps {
   return {
     async track(given) {
       const target = checkTarget(given);
+      if (
+        'pos' in target &&
+        (typeof options.client.pos.checkPayment !== 'function' || typeof options.client.pos.resumeRecovery !== 'function')
+      )
+        throw new TypeError(
+          'createFollowUps: a { pos: state } target needs a PaymentClient as client (pos.checkPayment, pos.resumeRecovery)',
+        );
       await queue.schedule(
         { id: `${followUpTargetKey(target)}#0`, target, check: 0, trackedAt: Date.now() },
         Math.min(schedule[0] as number, horizonMs),

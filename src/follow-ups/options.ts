@@ -49,7 +49,12 @@ export interface FollowUpsOptions {
 
 /** What `createFollowUps` returns. */
 export interface FollowUps {
-  /** Schedules the checks of `target` (rejects with a `TypeError`, scheduling nothing, when it is malformed). Tracking a target twice is one follow-up. */
+  /**
+   * Schedules the checks of `target` (rejects with a `TypeError`, scheduling nothing, when it is
+   * malformed). Tracking a target twice is one follow-up. `{ pos: state }` follows a POS charge by
+   * the state `pos.preparePayment` made (or `PosPaymentPendingError.state`): track it before you
+   * send it, so that a process killed mid-charge still gets its outcome acted on once.
+   */
   track(target: FollowUpTarget): Promise<void>;
   /** Starts running due checks in this process, `concurrency` at once (default 4). */
   start(options?: { concurrency?: number | undefined }): Promise<void>;

@@ -1,8 +1,15 @@
 // src/follow-ups/queue.ts
-/** What a follow-up watches: a session, a POS payment, or a refund of one of them. */
+import type { PosRecoveryState } from '../core/errors.js';
+
+/**
+ * What a follow-up watches: a session, a POS payment, a POS charge by its state (`{ pos: state }`,
+ * from `pos.preparePayment` or `PosPaymentPendingError`, also before its id is known), or a refund
+ * of a session or POS payment.
+ */
 export type FollowUpTarget =
   | { sessionId: string }
   | { posPaymentId: string }
+  | { pos: PosRecoveryState }
   | { refundReference: string; sessionId: string }
   | { refundReference: string; posPaymentId: string };
 

@@ -1,8 +1,11 @@
 /**
  * One check of a follow-up target: the record read through the API, and, when it is final, the
- * event the webhook would have brought (or the ended session). Reads only: never a write.
+ * event the webhook would have brought (or the ended session). Reads only, but for a POS charge
+ * tracked by its state that nothing lists: that one is resent with its own key (see findCharge).
  */
-import { timeFromPosPaymentId } from '../core/recovery.js';
+import { PosPaymentPendingError, type PosRecoveryState } from '../core/errors.js';
+import type { CheckPosPaymentOptions, PosPaymentCheck } from '../core/pos-check.js';
+import { type ResumeRecoveryOptions, timeFromPosPaymentId } from '../core/recovery.js';
 import type { Amount } from '../schemas/common.js';
 import type { ConfirmedPosPayment, ConfirmedRefund, ConfirmedSessionPayment } from '../schemas/confirmed-webhooks.js';
 import type { ModificationRecord } from '../schemas/modifications.js';
@@ -24,6 +27,10 @@ export interface FollowUpReader {
       pages(): AsyncIterable<{ items: readonly PosPayment[]; hasMore: boolean }>;
     };
     listModifications(posPaymentId: string): PromiseLike<ModificationRecord[]>;
+    /** For `{ pos: state }` targets: where the charge stands, read only. */
+    checkPayment?(state: PosRecoveryState, options?: CheckPosPaymentOptions): PromiseLike<PosPaymentCheck>;
+    /** For `{ pos: state }` targets that nothing lists: the same charge resent with its key. */
+    resumeRecovery?(state: PosRecoveryState, options?: ResumeRecoveryOptions): PromiseLike<PosPayment>;
   };
 }
 
@@ -36,6 +43,9 @@ export type FinalOutcome =
 const ENDED = ['failed', 'cancelled', 'expired'];
 const DAY_MS = 86_400_000;
 const MAX_PAGES = 10;
+/** How long one check of a `{ pos: state }` target may look, and then wait on a resend of the charge, in ms. */
+const POS_LOOK_MS = 10_000;
+const POS_RESEND_MS = 15_000;
 
 function authorisation(
   reference: string,
@@ -60,6 +70,26 @@ async function findPos(client: FollowUpReader, id: string): Promise<PosPayment |
     if (found || !page.hasMore || ++pages >= MAX_PAGES) return found;
   }
   return undefined;
+}
+
+/**
+ * The final payment of a charge known by its state, or undefined while it is not final. A charge
+ * nothing lists (no id known: it may never have arrived) is resent with its own key, which starts it
+ * at most once, or reads its answer; a resend still waiting at its deadline is looked at next check.
+ */
+async function findCharge(client: FollowUpReader, state: PosRecoveryState): Promise<PosPayment | undefined> {
+  const { checkPayment, resumeRecovery } = client.pos;
+  if (!checkPayment || !resumeRecovery)
+    throw new TypeError('createFollowUps: { pos: state } targets need a PaymentClient (pos.checkPayment, pos.resumeRecovery)');
+  const check = await checkPayment.call(client.pos, state, { deadline: Date.now() + POS_LOOK_MS });
+  if (check.status !== 'unknown') return check.status === 'pending' ? undefined : check.payment;
+  if (state.posPaymentId !== undefined || state.idempotencyKey === undefined || !state.params) return undefined;
+  try {
+    return await resumeRecovery.call(client.pos, state, { deadline: Date.now() + POS_RESEND_MS, maxWaitMs: POS_RESEND_MS });
+  } catch (error) {
+    if (error instanceof PosPaymentPendingError) return undefined;
+    throw error;
+  }
 }
 
 /** Reads `target` once; resolves with its final outcome, or undefined while it is not final. */
@@ -95,7 +125,7 @@ export async function readOutcome(client: FollowUpReader, target: FollowUpTarget
     const { event, outcome } = authorisation(session.paymentReference, session.paymentStatus ?? 'AUTHORISED', session.amount, session);
     return { kind: 'authorisation', event, confirmed: { kind: 'session', outcome, event, record: session } };
   }
-  const payment = await findPos(client, target.posPaymentId);
+  const payment = 'pos' in target ? await findCharge(client, target.pos) : await findPos(client, target.posPaymentId);
   if (payment?.status !== 'success' && payment?.status !== 'failed') return undefined;
   // A failed POS payment's webhook says REFUSED, as the sandbox sends it (the reference shows no other refusal).
   const { event, outcome } = authorisation(
