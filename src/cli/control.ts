@@ -36,7 +36,7 @@ export interface SandboxLink {
   baseUrl: string;
   environment: Environment;
   /** A control request; `path` is relative to `/_sandbox/` (`clock`, `test/sessions/ID/pay`...). */
-  request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<T>;
+  request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<T>;
 }
 
 interface Envelope {
@@ -50,7 +50,7 @@ function linkTo(baseUrl: string, apiKey: string, environment: Environment): Sand
   return {
     baseUrl: root,
     environment,
-    async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<T> {
+    async request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: Record<string, unknown>): Promise<T> {
       let response: Response;
       try {
         response = await fetch(`${root}/_sandbox/${path}`, {

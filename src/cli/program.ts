@@ -569,7 +569,7 @@ export function buildProgram(context: CommandContext, extensions: ((program: Com
     })
     .addHelpText('after', `\n${EXIT_CODES_HELP}`)
     .hook('preAction', (_program, command) => context.readInput(command));
-  registerSandbox(program, context.terminal);
+  registerSandbox(program, context);
   registerResources(program, context);
   registerConfig(program, context);
   for (const extend of extensions) extend(program, context);

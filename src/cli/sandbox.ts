@@ -14,6 +14,7 @@ import { addFaultRules, readFaultsFile } from './faults-file.js';
 import { EXIT, ExitError, httpUrl, type Terminal, UsageError } from './io.js';
 import { markStartFailed, prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
 import { describeVariables, withVariables } from './sandbox-env.js';
+import { registerSandboxTerminal, type SandboxCommandContext } from './sandbox-terminal.js';
 import { registerSandboxWait } from './sandbox-wait.js';
 
 export function integer(name: string, value: string, min: number, max: number): number {
@@ -251,7 +252,9 @@ function banner(
   ].join('\n');
 }
 
-export function registerSandbox(program: Command, terminal: Terminal): void {
+/** Adds `sandbox`, with `wait` and the running sandbox's `terminal` and `terminals` under it. */
+export function registerSandbox(program: Command, context: SandboxCommandContext): void {
+  const { terminal } = context;
   const command = program
     .command('sandbox')
     .description(
@@ -294,6 +297,7 @@ export function registerSandbox(program: Command, terminal: Terminal): void {
     .option('--faults <file>', 'add the fault rules of FILE (a JSON array, the shape of POST /_sandbox/faults) at start');
   describeVariables(command);
   registerSandboxWait(command, terminal);
+  registerSandboxTerminal(command, context);
   command.action(async (own: SandboxFlags, self: Command) => {
     // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
     const given: SandboxFlags = { ...own, webcode: own.webcode ?? self.optsWithGlobals<{ webcode?: string }>().webcode };
