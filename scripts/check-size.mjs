@@ -32,10 +32,12 @@ import { build } from 'esbuild';
 // splitting POS recovery into a lazy chunk was tried and made the initial load larger (two gzip
 // streams compress worse than one). Issue 32 added 3.15 kB: createFollowUps, memoryFollowUpQueue
 // and context.transaction, which the issue puts in the root (loading the check logic on `start()`
-// was tried: a shared chunk made the initial load 1.2 kB larger still).
-const BUDGET_INITIAL = 30_700;
-const BUDGET_REQUEST = 44_350;
-const BUDGET_TOTAL = 62_850;
+// was tried: a shared chunk made the initial load 1.2 kB larger still). Issue 36 added 1.5 kB:
+// pos.preparePayment, posPaymentKey, the POS calls' deadline, pos.checkPayment and follow-ups of a
+// charge by its state, which the issue puts in the root; issue 39 brings the budget back down.
+const BUDGET_INITIAL = 32_350;
+const BUDGET_REQUEST = 46_000;
+const BUDGET_TOTAL = 64_500;
 
 /** Optional peer dependencies: the app's own packages when it has them, not counted (see the top). */
 const OPTIONAL_PEERS = ['@opentelemetry/api'];
