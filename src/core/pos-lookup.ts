@@ -3,8 +3,18 @@
  * it was sent with. Reads only; recovery's polls and `pos.checkPayment` share it.
  */
 import type { CreatePosPaymentParams, ListPosPaymentsParams, PosPayment } from '../schemas/pos.js';
+import type { APIPromise } from './api-promise.js';
 import type { PosRecoveryState } from './errors.js';
-import type { PosOperations } from './recovery.js';
+import type { Logger } from './options.js';
+import type { Paginator } from './pagination.js';
+import type { RequestOptions } from './transport.js';
+
+/** What recovery needs from the POS resource: one raw charge and the listing. */
+export interface PosOperations {
+  charge(params: CreatePosPaymentParams, options: RequestOptions): APIPromise<PosPayment>;
+  list(params: ListPosPaymentsParams, options: RequestOptions): Paginator<PosPayment>;
+  logger: Logger | undefined;
+}
 
 /**
  * Slack around the listing window. The time zone of record timestamps is not documented: a known

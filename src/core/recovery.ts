@@ -1,5 +1,5 @@
-import type { CreatePosPaymentParams, ListPosPaymentsParams, PosPayment } from '../schemas/pos.js';
-import type { APIPromise, WithResponse } from './api-promise.js';
+import type { CreatePosPaymentParams, PosPayment } from '../schemas/pos.js';
+import type { WithResponse } from './api-promise.js';
 import { type Deadline, deadlineSignal, readDeadline } from './deadline.js';
 import {
   ConnectionError,
@@ -17,9 +17,10 @@ import {
   TimeoutError,
   type ValidationIssue,
 } from './errors.js';
-import type { Logger } from './options.js';
-import type { Paginator } from './pagination.js';
-import { findCharge } from './pos-lookup.js';
+import { findCharge, type PosOperations } from './pos-lookup.js';
+
+export type { PosOperations } from './pos-lookup.js';
+
 import { sleep } from './retry.js';
 import { newIdempotencyKey, type RequestOptions } from './transport.js';
 
@@ -76,13 +77,6 @@ export interface WaitForFinalStatusOptions extends Omit<RecoveryOptions, 'initia
 
 /** A POS payment; `recovered` is `true` when the SDK had to recover the outcome. */
 export type RecoveredPosPayment = PosPayment & { recovered?: true };
-
-/** What recovery needs from the POS resource: one raw charge and the listing. */
-export interface PosOperations {
-  charge(params: CreatePosPaymentParams, options: RequestOptions): APIPromise<PosPayment>;
-  list(params: ListPosPaymentsParams, options: RequestOptions): Paginator<PosPayment>;
-  logger: Logger | undefined;
-}
 
 interface Settings {
   initialDelayMs: number;
