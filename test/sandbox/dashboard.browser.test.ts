@@ -1,7 +1,7 @@
 /**
  * The dashboard in Debian's headless Chromium: axe-core finds no violation of impact serious or
  * critical on any page at 1280×800 or 390×844 (screenshots of each go to the test artefacts), every
- * control works from the keyboard alone, the page refreshes itself when a payment arrives, reading
+ * control works from the keyboard alone (a terminal's processing time too), the page refreshes itself when a payment arrives, reading
  * works with JavaScript off, and the browser never calls any address but the sandbox's own.
  */
 import type { Browser, BrowserContext } from 'playwright-core';
@@ -315,6 +315,29 @@ describeInBrowser('sandbox dashboard in a real browser', () => {
     expect(new URL(page.url()).searchParams.get('tenant')).toBe(worker.webcode);
     await context.close();
     await sandbox.removeTenant(worker.webcode);
+  }, 30_000);
+
+  it("sets a terminal's processing time from the keyboard on the overview, then back to the default; axe passing", async () => {
+    const { context, page } = await open({ axe: true });
+    await page.goto(`${sandbox.baseUrl}/`);
+    const field = page.getByLabel('Processing time of V400m-TEST-000001, in ms');
+    await field.focus();
+    await page.keyboard.type('35000');
+    await Promise.all([page.waitForURL(/notice=/), page.keyboard.press('Enter')]);
+    await expect(page.getByRole('status').first().textContent()).resolves.toBe(
+      'Terminal V400m-TEST-000001 now takes 35000 ms per payment.',
+    );
+    expect(sandbox.terminals('test')[0]?.processingMs).toBe(35_000);
+    const row = page.getByRole('region', { name: 'Terminals, Test' }).getByRole('row', { name: /V400m-TEST-000001/ });
+    await expect(row.textContent()).resolves.toContain('35000 ms');
+    // One axe run covers the Terminals section and its forms; the rest of the overview is checked above.
+    expect(seriousViolations(await runAxe(page)), 'overview with a terminal set').toEqual([]);
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBeLessThanOrEqual(0);
+    await field.fill('');
+    await Promise.all([page.waitForURL(/default%20time|default\+time/), row.getByRole('button', { name: 'Set' }).click()]);
+    expect(sandbox.terminals('test')[0]?.processingMs).toBeNull();
+    await context.close();
   }, 30_000);
 
   it('runs under its own Content-Security-Policy with no violation (no axe injection here)', async () => {
