@@ -78,14 +78,17 @@ export async function findCharge(
   const candidates: PosPayment[] = [];
   let pages = 0;
   for await (const page of listing.pages()) {
+    let older = false;
     for (const payment of page.items) {
+      const recent = Number.isNaN(sentAt) || notBefore(payment, sentAt);
+      older ||= !recent;
       const matches = id
         ? payment.posPaymentId === id && (id !== hint || !params || sameCharge(payment, params))
-        : params && sameCharge(payment, params) && (Number.isNaN(sentAt) || notBefore(payment, sentAt));
+        : params && sameCharge(payment, params) && recent;
       if (matches) candidates.push(payment);
     }
-    if (id && candidates.length > 0) break;
-    if (++pages >= MAX_SCAN_PAGES) break;
+    // Newest first: past a record older than the state, no later page holds a match by charge.
+    if ((id && candidates.length > 0) || (!id && older) || ++pages >= MAX_SCAN_PAGES) break;
   }
   const [match] = candidates;
   if (!match || (!id && candidates.length > 1)) return undefined;
