@@ -61,6 +61,7 @@ export type { FollowUpJob, FollowUpQueue, FollowUpTarget } from './follow-ups/qu
 export type { FollowUpReader } from './follow-ups/read.js';
 export { followUpTargetKey } from './follow-ups/target.js';
 export {
+  type ClientSecrets,
   type DecodeRedirectOptions,
   decodeRedirectData,
   type ExpectedRedirect,
@@ -93,7 +94,16 @@ export type {
   WebhookSources,
   Webhooks,
 } from './resources/webhooks.js';
-export { type Amount, type AmountParams, CURRENCIES, type Currency, type ListMeta, type OpenEnum } from './schemas/common.js';
+export {
+  type Amount,
+  type AmountParams,
+  CURRENCIES,
+  type Currency,
+  isCurrency,
+  type ListMeta,
+  type ModificationAmountParams,
+  type OpenEnum,
+} from './schemas/common.js';
 export {
   type CancelAcknowledgement,
   type CancelParams,

@@ -14,6 +14,7 @@ import { addFaultRules, readFaultsFile } from './faults-file.js';
 import { EXIT, ExitError, httpUrl, type Terminal, UsageError } from './io.js';
 import { markStartFailed, prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
 import { describeVariables, withVariables } from './sandbox-env.js';
+import { registerSandboxSecret } from './sandbox-secret.js';
 import { registerSandboxTerminal, type SandboxCommandContext } from './sandbox-terminal.js';
 import { registerSandboxWait } from './sandbox-wait.js';
 
@@ -298,6 +299,7 @@ export function registerSandbox(program: Command, context: SandboxCommandContext
   describeVariables(command);
   registerSandboxWait(command, terminal);
   registerSandboxTerminal(command, context);
+  registerSandboxSecret(command, context);
   command.action(async (own: SandboxFlags, self: Command) => {
     // `--webcode` is also a root option: whichever level took it, it is the sandbox's.
     const given: SandboxFlags = { ...own, webcode: own.webcode ?? self.optsWithGlobals<{ webcode?: string }>().webcode };

@@ -81,10 +81,45 @@ function headerOf(segment: string): Record<string, unknown> {
   return fail('malformed', 'unreadable header');
 }
 
+/** A client secret, or several while one is rotated: the current first, then those tokens may still carry. */
+export type ClientSecrets = string | Uint8Array | readonly (string | Uint8Array)[];
+
 function secretBytes(secret: string | Uint8Array): Uint8Array<ArrayBuffer> {
   if (typeof secret === 'string' && secret !== '') return new TextEncoder().encode(secret);
   if (secret instanceof Uint8Array && secret.length > 0) return new Uint8Array(secret);
   throw new ConfigurationError('clientSecret', 'The client secret must be a non-empty string or byte array');
+}
+
+/** Each secret's bytes, or a `ConfigurationError` for an empty list or a secret that is not one. */
+function secretKeys(secrets: ClientSecrets): Uint8Array<ArrayBuffer>[] {
+  if (!Array.isArray(secrets)) return [secretBytes(secrets as string | Uint8Array)];
+  if (secrets.length === 0) throw new ConfigurationError('clientSecret', 'The list of client secrets is empty: give the current one first');
+  return secrets.map(secretBytes);
+}
+
+/** Whether a failure of one key says only that the token was not made with it (another key may still open it). */
+function notThisKey(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' || code === 'ERR_JWE_DECRYPTION_FAILED';
+}
+
+/**
+ * The payload of the first key that opens the token. Every key is tried, whichever opens it, so
+ * that the time taken does not tell which one did (each comparison is constant-time in jose). A
+ * failure past the key (an expired token, a bad claim) is the opening key's; when none opens it,
+ * the first key's failure, reworded to say that none of the secrets matched.
+ */
+async function openWithAny(keys: Uint8Array<ArrayBuffer>[], open: (key: Uint8Array<ArrayBuffer>) => Promise<unknown>): Promise<unknown> {
+  const results = await Promise.allSettled(keys.map(open));
+  const opened = results.find((result) => result.status === 'fulfilled' || !notThisKey(result.reason));
+  const chosen = opened ?? results[0];
+  if (chosen?.status === 'fulfilled') return chosen.value;
+  const reason = (chosen as PromiseRejectedResult).reason;
+  if (opened === undefined && keys.length > 1) {
+    const code = (reason as { code?: unknown }).code;
+    fail(code === 'ERR_JWE_DECRYPTION_FAILED' ? 'decryption' : 'signature', `none of the ${keys.length} client secrets given matched`);
+  }
+  throw reason;
 }
 
 /**
@@ -112,13 +147,17 @@ async function encryptionKey(secret: Uint8Array<ArrayBuffer>, enc: (typeof REDIR
  * `alg: none` is always refused; `exp` and `nbf` are enforced when present. A token longer than
  * {@link REDIRECT_TOKEN_MAX_CHARS} (8 192) characters is refused (reason `too-large`) before any
  * cryptography. Throws {@link RedirectDataError} with a `reason`; the secret never appears in it.
+ *
+ * While a client secret is rotated, customers come back with tokens made with the old one: pass
+ * both, the current first (`[current, previous]`). Each is tried, in constant time per secret and
+ * whichever matches; none matching is reason `signature` (or `decryption`) saying so.
  */
 export async function decodeRedirectData(
   token: string,
-  clientSecret: string | Uint8Array,
+  clientSecret: ClientSecrets,
   options: DecodeRedirectOptions = {},
 ): Promise<RedirectData> {
-  const key = secretBytes(clientSecret);
+  const keys = secretKeys(clientSecret);
   if (token === undefined || token === null || token === '') fail('missing');
   if (typeof token !== 'string') fail('malformed', 'not a string');
   // Checked before anything is decoded or verified: an HMAC or a decryption of megabytes is work an
@@ -139,15 +178,15 @@ export async function decodeRedirectData(
     if (segments.length === 3) {
       const alg = String(header.alg);
       if (!allowed.has(alg) || !(REDIRECT_SIGNING_ALGORITHMS as readonly string[]).includes(alg)) fail('algorithm', `alg ${alg}`);
-      ({ payload } = await jose.jwtVerify(token.trim(), key, { algorithms: [alg], ...claims }));
+      payload = await openWithAny(keys, async (key) => (await jose.jwtVerify(token.trim(), key, { algorithms: [alg], ...claims })).payload);
     } else {
       const enc = String(header.enc) as (typeof REDIRECT_ENCRYPTIONS)[number];
       if (header.alg !== 'dir' || !allowed.has(enc) || !(enc in KEY_BYTES)) fail('algorithm', `alg ${String(header.alg)}, enc ${enc}`);
-      ({ payload } = await jose.jwtDecrypt(token.trim(), await encryptionKey(key, enc), {
-        keyManagementAlgorithms: ['dir'],
-        contentEncryptionAlgorithms: [enc],
-        ...claims,
-      }));
+      const options = { keyManagementAlgorithms: ['dir'], contentEncryptionAlgorithms: [enc], ...claims };
+      payload = await openWithAny(
+        keys,
+        async (key) => (await jose.jwtDecrypt(token.trim(), await encryptionKey(key, enc), options)).payload,
+      );
     }
   } catch (error) {
     if (error instanceof RedirectDataError) throw error;
@@ -195,7 +234,8 @@ function amountOf(data: RedirectData): { value: unknown; currency: unknown } {
  * Reads `data` from the `urlOk` the customer arrived at, decodes it (see {@link decodeRedirectData}),
  * and compares it with what the merchant expected for the order. Throws {@link RedirectDataError}
  * (missing, malformed, tampered, expired, wrong key) or {@link RedirectMismatchError} naming every
- * field that differs. Returns the decoded data.
+ * field that differs. Returns the decoded data. `clientSecret` may list several secrets while one
+ * is rotated, the current first (see {@link decodeRedirectData}).
  *
  * ```ts
  * const data = await verifyRedirect(request.url, clientSecret, { paymentReference, amount: 2599, currency: 'EUR' });
@@ -203,7 +243,7 @@ function amountOf(data: RedirectData): { value: unknown; currency: unknown } {
  */
 export async function verifyRedirect(
   urlOrSearchParams: string | URL | URLSearchParams,
-  clientSecret: string | Uint8Array,
+  clientSecret: ClientSecrets,
   expected: ExpectedRedirect,
   options?: DecodeRedirectOptions,
 ): Promise<RedirectData> {

@@ -247,6 +247,14 @@ export interface Sandbox {
    */
   removeTenant(webcode: string): Promise<void>;
   /**
+   * Gives the sandbox's own tenant a new client secret for `environment` and returns it: payment
+   * pages sign the tokens made from now on with it (`sandbox.clientSecrets` shows it), while tokens
+   * made before carry the old one, so decode with both during the rotation
+   * (`decodeRedirectData(token, [current, previous])`). It lasts until the sandbox stops. The same
+   * as `POST /_sandbox/{environment}/client-secret/rotate`.
+   */
+  rotateClientSecret(environment: Environment): string;
+  /**
    * Stops the server and timers and closes the stores; scheduled work stays stored for the next
    * start. Made tenants close with it: with a `dataDir` they reopen on the next start, in memory they are gone.
    * The server stops accepting at once; requests in flight finish (up to 1 s, then they are cut);
@@ -418,6 +426,7 @@ type TypedControls = Pick<
   | 'createTenant'
   | 'tenants'
   | 'removeTenant'
+  | 'rotateClientSecret'
 >;
 
 /** The sandbox's typed control methods, each the control route's own action on the context `own` gives. */
@@ -442,6 +451,7 @@ function typedControls(own: (environment?: Environment) => ControlContext): Type
     removeTenant: async (webcode) => {
       await invoke(routes.removeTenant, own(), { params: { webcode } });
     },
+    rotateClientSecret: (environment) => invoke(routes.rotateClientSecret, own(environment)).clientSecret,
   };
 }
 

@@ -30,7 +30,15 @@ export interface SandboxKey {
 export interface Tenant {
   readonly webcode: string;
   readonly keys: { test: string; live: string };
+  /** The current client secrets; {@link setClientSecret} changes them in place. */
   readonly clientSecrets: { test: string; live: string };
+  /**
+   * Every secret the request log masks: the keys, the client secrets, and those a rotation
+   * replaced (tokens made with them are still about). A new array after each rotation.
+   */
+  readonly secrets: readonly string[];
+  /** Makes `secret` the client secret of `environment` (for {@link Tenants.rotateClientSecret}). */
+  setClientSecret(environment: Environment, secret: string): void;
   readonly store: SandboxStore;
   readonly clock: OffsetClock;
   /** The seeded stream of the tenant's tokens, references, delays and trace ids. */
@@ -150,13 +158,29 @@ export function openTenant(settings: TenantSettings): Tenant {
   }
   const control = new SandboxControl({ store, api, webhooks, scheduler, clock, requests, origin: settings.origin });
   const { keys, clientSecrets } = settings;
+  let secrets: readonly string[] = Object.freeze([...Object.values(keys), ...Object.values(clientSecrets)]);
+  const setClientSecret = (environment: Environment, secret: string) => {
+    clientSecrets[environment] = secret;
+    secrets = Object.freeze([...new Set([...secrets, secret])]);
+  };
   const markRemoved = () => {
     removal.abort();
     // As the sandbox's stop does (503 there): a request waiting here is answered now.
     api.releaseWaiting(unknownKey());
   };
   const parts = { store, clock, random, webhooks, api, scheduler, control, faults, requests, report };
-  return { webcode, keys, clientSecrets, ...parts, removed: removal.signal, markRemoved };
+  return {
+    webcode,
+    keys,
+    clientSecrets,
+    get secrets() {
+      return secrets;
+    },
+    setClientSecret,
+    ...parts,
+    removed: removal.signal,
+    markRemoved,
+  };
 }
 
 /**
@@ -297,6 +321,24 @@ export class Tenants {
     }
     this.#add(made, tenant);
     return view(made);
+  }
+
+  /**
+   * Gives `tenant` a new client secret for `environment`, as the service's dashboard does: tokens
+   * made from now on are signed with it; the old one stays masked in the request log. A made
+   * tenant's is kept in the registry (written first: a failed write changes nothing); the sandbox's
+   * own lasts until it stops, since its secrets come from its options.
+   */
+  rotateClientSecret(tenant: Tenant, environment: Environment): string {
+    const secret = `cs_${environment}_${randomText(24, URL_SAFE)}`;
+    const entry = this.#made.get(tenant.webcode);
+    if (entry?.tenant === tenant) {
+      const rotated = { ...entry.made, clientSecrets: { ...entry.made.clientSecrets, [environment]: secret } };
+      this.#registry?.save(this.#list().map((made) => (made === entry.made ? rotated : made)));
+    }
+    // A made tenant's client secrets are its registry entry's object: both change together.
+    tenant.setClientSecret(environment, secret);
+    return secret;
   }
 
   /** The made tenants, in the order they were made (the sandbox's own is not among them). */

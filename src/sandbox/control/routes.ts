@@ -410,6 +410,20 @@ const TENANT_ROUTES = {
   }),
 } as const;
 
+/** The client secret's rotation. */
+const SECRET_ROUTES = {
+  rotateClientSecret: controlRoute({
+    method: 'post',
+    path: '{environment}/client-secret/rotate',
+    summary: "Rotate the environment's client secret",
+    description:
+      "Answers the new secret. The payment pages sign every token made from now on with it; tokens made before still carry the old one, so decode with both while customers come back (`decodeRedirectData(token, [current, previous])`). A made tenant's new secret is kept with its keys; the sandbox's own lasts until it stops.",
+    tag: 'Sandbox',
+    answer: z.object({ environment: z.enum(['test', 'live']), clientSecret: z.string() }),
+    run: (c) => ({ environment: c.environment, clientSecret: c.tenants.rotateClientSecret(c.tenant, c.environment) }),
+  }),
+} as const;
+
 /** Every control route, by the `operationId` the document gives it (prefixed `test`/`live` for a route of each environment). */
 export const CONTROL_ROUTES = {
   ...RECORD_ROUTES,
@@ -419,5 +433,6 @@ export const CONTROL_ROUTES = {
   ...CLOCK_ROUTES,
   ...FAULT_ROUTES,
   ...WEBHOOK_URL_ROUTES,
+  ...SECRET_ROUTES,
   ...TENANT_ROUTES,
 } as const;

@@ -87,17 +87,17 @@ function loggedBody(sent: { bytes: Uint8Array; complete: boolean } | null, notes
   return bodyText(sent.bytes.subarray(0, MAX_LOGGED_BODY_BYTES + 1), sent.complete);
 }
 
-/** Each tenant's scrubber, made once: a tenant's keys and client secrets never change. */
-const scrubbers = new WeakMap<Tenant, Scrubber>();
+/** Each tenant's scrubber, made once per list of its secrets (a client secret's rotation makes a new list). */
+const scrubbers = new WeakMap<readonly string[], Scrubber>();
 
-/** What masks the tenant's keys and client secrets, and the key presented if it is none of them. */
+/** What masks the tenant's keys and client secrets (the current and the rotated ones), and the key presented if it is none of them. */
 function scrubberOf(tenant: Tenant, presented: string): Scrubber {
-  const secrets = () => [...Object.values(tenant.keys), ...Object.values(tenant.clientSecrets)];
-  if (presented !== '' && presented !== tenant.keys.test && presented !== tenant.keys.live) return new Scrubber([presented, ...secrets()]);
-  let scrubber = scrubbers.get(tenant);
+  const { secrets } = tenant;
+  if (presented !== '' && presented !== tenant.keys.test && presented !== tenant.keys.live) return new Scrubber([presented, ...secrets]);
+  let scrubber = scrubbers.get(secrets);
   if (scrubber === undefined) {
-    scrubber = new Scrubber(secrets());
-    scrubbers.set(tenant, scrubber);
+    scrubber = new Scrubber(secrets);
+    scrubbers.set(secrets, scrubber);
   }
   return scrubber;
 }

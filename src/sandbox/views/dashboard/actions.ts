@@ -5,6 +5,7 @@ import { FaultRuleError } from '../../faults.js';
 import { returnPath } from '../../http/access.js';
 import { readText } from '../../http/body.js';
 import { ServiceFailure } from '../../responses.js';
+import { maskedSecret } from './client-secret.js';
 import { faultsPage, ruleFromForm } from './faults.js';
 import { render, unknownTenant } from './layout.js';
 import { lastAnswer } from './lists.js';
@@ -77,6 +78,14 @@ async function perform(
     }
     case 'set-terminal':
       return setTerminal(context, environmentOf(form), id, processingFromForm(form), back);
+    case 'rotate-client-secret': {
+      const environment = environmentOf(form);
+      const secret = context.rotateClientSecret(environment);
+      return back(
+        'notice',
+        `The ${environment === 'test' ? 'Test' : 'Live'} client secret is now ${maskedSecret(secret)}: new tokens are signed with it.`,
+      );
+    }
     case 'resend': {
       const delivery = await control.resendDelivery(environmentOf(form), Number(id));
       return back('notice', `Resent as delivery #${delivery.id}: ${lastAnswer(delivery)}.`);

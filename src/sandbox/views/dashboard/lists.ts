@@ -4,6 +4,7 @@ import type { ControlListParams, ControlPage } from '../../control/control.js';
 import type { ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../../records.js';
 import { deliveryStatus } from '../../store.js';
 import { type Html, html } from '../html.js';
+import { clientSecretSection } from './client-secret.js';
 import {
   actionForm,
   base,
@@ -189,6 +190,7 @@ ${table('Latest sessions', HEADINGS.sessions, sessionRows(context, environment, 
 <h2>Latest POS payments</h2>
 ${table('Latest POS payments', HEADINGS['pos-payments'], posRows(context, environment, control.listPosPayments(environment, recent).items), 'No POS payment yet.')}
 ${terminalsSection(context, environment)}
+${clientSecretSection(context, environment)}
 <h2>Latest webhook deliveries</h2>
 ${table('Latest webhook deliveries', HEADINGS.deliveries, deliveryRows(context, environment, control.listDeliveries(environment, recent).items), 'No webhook delivery yet.')}
 <h2>Webhook URLs</h2>

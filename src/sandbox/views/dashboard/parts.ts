@@ -30,6 +30,10 @@ export interface DashboardContext extends DashboardSettings {
   tenant: string | undefined;
   /** Aborted once the chosen tenant's removal begins: its live stream ends, its action answers as for an unknown tenant. */
   removed: AbortSignal;
+  /** The tenant's client secret of an environment, as payment pages sign with it now. */
+  clientSecret(environment: Environment): string;
+  /** Rotates it (the control API's action); returns the new secret. */
+  rotateClientSecret(environment: Environment): string;
 }
 
 /** Where the dashboard's pages and forms name the tenant they show. */
@@ -51,6 +55,8 @@ export function tenantContext(settings: DashboardSettings, webcode: string | nul
     webcode: tenant.webcode,
     tenant: tenant === main ? undefined : tenant.webcode,
     removed: tenant.removed,
+    clientSecret: (environment) => tenant.clientSecrets[environment],
+    rotateClientSecret: (environment) => settings.tenants.rotateClientSecret(tenant, environment),
   };
 }
 
