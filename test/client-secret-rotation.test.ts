@@ -111,7 +111,19 @@ describe('client secret rotation', () => {
     const tenant = first.createTenant();
     const { stdout } = await run(
       process.execPath,
-      [cli, 'sandbox', 'rotate-secret', '--format', 'json', '--base-url', baseUrl, '--api-key', tenant.keys.test, '--webcode', tenant.webcode],
+      [
+        cli,
+        'sandbox',
+        'rotate-secret',
+        '--format',
+        'json',
+        '--base-url',
+        baseUrl,
+        '--api-key',
+        tenant.keys.test,
+        '--webcode',
+        tenant.webcode,
+      ],
       { env: { ...process.env, PAYMENT_SERVICE_API_KEY: '', NO_COLOR: '1' }, timeout: 30_000 },
     );
     const printed = JSON.parse(stdout) as { environment: string; clientSecret: string };
