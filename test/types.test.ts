@@ -9,14 +9,17 @@ import {
   type AmountParams,
   APIPromise,
   type ApiError,
+  type CaptureParams,
   type CreatePosPaymentParams,
   type CreateSessionParams,
   type Currency,
   ErrorCode,
   type IdempotencyConflictError,
+  isCurrency,
   type ListModificationsParams,
   type ListPosPaymentsParams,
   type ListSessionsParams,
+  type ModificationAmountParams,
   type ModificationRecord,
   type ModificationStatus,
   type ModificationType,
@@ -29,6 +32,7 @@ import {
   type PosRecoveryState,
   type RateLimitError,
   type RecoveredPosPayment,
+  type RefundParams,
   type RequestOptions,
   type Session,
   type SessionListItem,
@@ -139,6 +143,36 @@ describe('open status enums', () => {
     expectTypeOf<CreateSessionParams['amount']['currency']>().toEqualTypeOf<'EUR' | 'GBP' | 'USD'>();
     expectTypeOf<CreatePosPaymentParams['amount']['currency']>().toEqualTypeOf<'EUR' | 'GBP' | 'USD'>();
     expectTypeOf<string>().not.toExtend<Currency>();
+  });
+
+  it('refund and capture take an amount as the service returned it; isCurrency narrows a read currency', () => {
+    expectTypeOf<ModificationAmountParams>().toEqualTypeOf<{ value: number; currency: 'EUR' | 'GBP' | 'USD' | (string & {}) }>();
+    expectTypeOf<string>().toExtend<ModificationAmountParams['currency']>();
+    expectTypeOf<Session['amount']>().toExtend<ModificationAmountParams>();
+    expectTypeOf<PaymentSession['amount']>().toExtend<ModificationAmountParams>();
+    expectTypeOf<PosPayment['amount']>().toExtend<ModificationAmountParams>();
+    expectTypeOf<NonNullable<ModificationRecord['amount']>>().toExtend<ModificationAmountParams>();
+    expectTypeOf<AmountParams>().toExtend<ModificationAmountParams>();
+    expectTypeOf<NonNullable<RefundParams['amount']>>().toEqualTypeOf<ModificationAmountParams>();
+    expectTypeOf<NonNullable<CaptureParams['amount']>>().toEqualTypeOf<ModificationAmountParams>();
+    expectTypeOf(isCurrency).guards.toEqualTypeOf<Currency>();
+    function neverCalled(c: PaymentClient, session: Session, posPayment: PosPayment) {
+      if (session.paymentReference) void c.modifications.refund({ paymentReference: session.paymentReference, amount: session.amount });
+      void c.modifications.capture({ paymentReference: posPayment.posPaymentId, amount: posPayment.amount });
+      const currency: string = session.amount.currency;
+      // @ts-expect-error a read currency is a string: sessions.create takes only an accepted one
+      void c.sessions.create({ amount: { value: 100, currency }, ...urls });
+      if (isCurrency(currency)) void c.sessions.create({ amount: { value: 100, currency }, ...urls });
+    }
+    expect(typeof neverCalled).toBe('function');
+    expect([isCurrency('EUR'), isCurrency('GBP'), isCurrency('USD')]).toEqual([true, true, true]);
+    expect([isCurrency('eur'), isCurrency('JPY'), isCurrency(''), isCurrency(undefined), isCurrency(978)]).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+    ]);
   });
 });
 

@@ -342,6 +342,41 @@ describe('other endpoints: documented rules are enforced before sending', () => 
     });
   });
 
+  it('refund and capture take a retrieved amount as it comes (currency a string) and send only value and currency', async () => {
+    const retrieved = await client().sessions.retrieve(session.sessionId);
+    seen.length = 0;
+    // A read amount keeps fields the SDK does not know; they are not sent.
+    const withUnknown: typeof retrieved.amount = { ...retrieved.amount, formatted: '10.50 EUR' };
+    await client().modifications.refund({ paymentReference: 'SHOP1-PXTT-1', amount: withUnknown });
+    expect(sentBody()).toEqual({ webcode: WEBCODE, paymentReference: 'SHOP1-PXTT-1', amount: { value: 1050, currency: 'EUR' } });
+    seen.length = 0;
+    await client().modifications.capture({ paymentReference: 'SHOP1-PXTT-1', amount: retrieved.amount });
+    expect(sentBody()).toEqual({ webcode: WEBCODE, paymentReference: 'SHOP1-PXTT-1', amount: { value: 1050, currency: 'EUR' } });
+  });
+
+  it.each([
+    [
+      'refund',
+      (c: PaymentClient, currency: string) =>
+        c.modifications.refund({ paymentReference: 'SHOP1-PXTT-1', amount: { value: 100, currency } }),
+    ],
+    [
+      'capture',
+      (c: PaymentClient, currency: string) =>
+        c.modifications.capture({ paymentReference: 'SHOP1-PXTT-1', amount: { value: 100, currency } }),
+    ],
+  ])('%s still refuses a currency the service does not accept, before sending', async (_label, call) => {
+    for (const currency of ['JPY', 'eur', '']) {
+      const error = await expectRejected(() => call(client(), currency), ['amount.currency']);
+      expect(error.issues).toEqual([{ path: 'amount.currency', message: 'must be one of EUR, GBP, USD (uppercase)' }]);
+    }
+    const missing = await expectRejected(
+      () => client().modifications.refund(bad({ paymentReference: 'SHOP1-PXTT-1', amount: { value: 100 } })),
+      ['amount.currency'],
+    );
+    expect(missing.issues).toEqual([{ path: 'amount.currency', message: 'is required' }]);
+  });
+
   it('extend sends fields it does not know as given', async () => {
     await client().modifications.extend({ paymentReference: 'SHOP1-PXTT-1', days: 7 });
     expect(sentBody()).toEqual({ webcode: WEBCODE, paymentReference: 'SHOP1-PXTT-1', days: 7 });

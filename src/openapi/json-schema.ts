@@ -5,7 +5,16 @@
  * produce comes from {@link jsonSchemaHints}; a transform without a hint stops the build.
  */
 import * as z from 'zod/mini';
-import { Amount, AmountParams, amountValue, integer, jsonSchemaHints, ListMeta, timestamp } from '../schemas/common.js';
+import {
+  Amount,
+  AmountParams,
+  amountValue,
+  integer,
+  jsonSchemaHints,
+  ListMeta,
+  ModificationAmountParams,
+  timestamp,
+} from '../schemas/common.js';
 
 /** A JSON Schema (or any part of the document). */
 export type JsonObject = { [keyword: string]: unknown };
@@ -40,6 +49,7 @@ const DESCRIPTIONS = new Map<z.core.$ZodType, string>([
   [amountValue, 'Amount in cents, a positive integer.'],
   [integer, 'An integer.'],
   [AmountParams, '`value` in integer cents, `currency` one of EUR, GBP, USD (ISO 4217, uppercase).'],
+  [ModificationAmountParams, '`value` in integer cents, `currency` one of EUR, GBP, USD (ISO 4217, uppercase).'],
   [Amount, '`value` in integer cents and its ISO 4217 `currency`.'],
   [
     ListMeta,

@@ -33,6 +33,20 @@ export const CURRENCIES = ['EUR', 'GBP', 'USD'] as const;
 export type Currency = (typeof CURRENCIES)[number];
 
 /**
+ * Whether `value` is a currency the service accepts (`'EUR'`, `'GBP'` or `'USD'`, uppercase): a type
+ * guard that narrows a currency read from the service (typed `string`, kept open for values the SDK
+ * does not know yet) to {@link Currency}, for the requests that take only an accepted one.
+ *
+ * ```ts
+ * const { amount } = await client.sessions.retrieve(sessionId);
+ * if (isCurrency(amount.currency)) await client.sessions.create({ amount: { value: amount.value, currency: amount.currency }, urlOk, urlKo });
+ * ```
+ */
+export function isCurrency(value: unknown): value is Currency {
+  return typeof value === 'string' && (CURRENCIES as readonly string[]).includes(value);
+}
+
+/**
  * A schema's own message for a wrong value; a missing value reads "is required" instead, whatever
  * the schema expects.
  */
@@ -70,6 +84,26 @@ export const AmountParams = z.strictObject({
   value: amountValue,
   currency: z.enum(CURRENCIES, { error: expects('must be one of EUR, GBP, USD (uppercase)') }),
 });
+
+/**
+ * An amount as a refund or capture sends it: the amount of the payment as the service returned it
+ * (`session.amount`, `posPayment.amount`, a record's `amount`) is taken as it comes, its `currency`
+ * typed as the open string the service gives. A currency the service does not accept is still refused
+ * before anything is sent (`RequestValidationError` at `amount.currency`); fields of an amount other
+ * than `value` and `currency` (a read amount keeps the unknown ones) are not sent.
+ */
+export const ModificationAmountParams = hinted(
+  z.object({
+    value: amountValue,
+    currency: hinted(
+      z
+        .string({ error: expects('must be one of EUR, GBP, USD (uppercase)') })
+        .check(z.refine(isCurrency, 'must be one of EUR, GBP, USD (uppercase)')) as z.ZodMiniType<OpenEnum<Currency>, OpenEnum<Currency>>,
+      { enum: CURRENCIES },
+    ),
+  }),
+  { additionalProperties: false },
+);
 
 /** An integer, as the service's counts and cents are. */
 export const integer = hinted(z.number().check(z.refine(Number.isSafeInteger, 'must be an integer')), INTEGER);
@@ -127,4 +161,6 @@ export const dateFilter = z.union([
 
 export type Amount = z.infer<typeof Amount>;
 export type AmountParams = z.input<typeof AmountParams>;
+/** The amount of a refund or capture: an {@link AmountParams}, or an amount as the service returned it (its currency a `string`, checked before sending). */
+export type ModificationAmountParams = z.input<typeof ModificationAmountParams>;
 export type ListMeta = z.infer<typeof ListMeta>;

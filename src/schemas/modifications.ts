@@ -1,5 +1,16 @@
 import * as z from 'zod/mini';
-import { Amount, AmountParams, cursor, identifier, ListMeta, laterTimestamp, type OpenEnum, openEnum, take, timestamp } from './common.js';
+import {
+  Amount,
+  cursor,
+  identifier,
+  ListMeta,
+  laterTimestamp,
+  ModificationAmountParams,
+  type OpenEnum,
+  openEnum,
+  take,
+  timestamp,
+} from './common.js';
 
 /** Modification types: `refund` is documented as a filter value; the others are the operations' names. */
 export const MODIFICATION_TYPES = ['refund', 'capture', 'cancel', 'extend'] as const;
@@ -15,13 +26,13 @@ const paymentReference = identifier;
 
 export const RefundParamsSchema = z.strictObject({
   paymentReference,
-  amount: z.optional(AmountParams),
+  amount: z.optional(ModificationAmountParams),
   reason: z.optional(z.string()),
 });
 
 export const CaptureParamsSchema = z.strictObject({
   paymentReference,
-  amount: z.optional(AmountParams),
+  amount: z.optional(ModificationAmountParams),
 });
 
 export const CancelParamsSchema = z.strictObject({
