@@ -317,6 +317,7 @@ it(`${ORDERS} orders, every invocation a process killed at a random point: 0 dou
 
   const measured = overshoots(callsFile);
   const worst = Math.max(...measured.map((call) => call.overshoot));
+  const latest = measured.find((call) => call.overshoot === worst);
   const kills = [...tally.killed].map(([name, times]) => `${name} ${times}`).join(', ');
   const wrongRuns = counts.actedOn.filter((runs) => runs !== 1).length;
   const struck = worlds.reduce((sum, world) => sum + world.sandbox.faults.list().reduce((all, rule) => all + rule.injected, 0), 0);
@@ -326,7 +327,7 @@ it(`${ORDERS} orders, every invocation a process killed at a random point: 0 dou
       `${counts.doubleCharged} orders charged twice, ${counts.doubleAttempts} attempts charged twice, ${counts.unfinished} orders unfinished, ` +
       `${counts.disagreeing} saved outcomes disagreeing; ${counts.actedOn.length} final charges, ${wrongRuns} not acted on exactly once ` +
       `(first by a webhook ${sources.webhook}, by a follow-up ${sources.followUp}); ${struck} fault rule strikes; ` +
-      `${measured.length} POS calls with a deadline, max overshoot ${worst} ms (bound ${OVERSHOOT_BOUND_MS}); ` +
+      `${measured.length} POS calls with a deadline, max overshoot ${worst} ms (${latest?.method} ${latest?.outcome}; bound ${OVERSHOOT_BOUND_MS}); ` +
       `cashiers ${Math.round((cashiersDone - began) / 1000)} s, horizon ${Math.round((Date.now() - cashiersDone) / 1000)} s`,
   );
   expect({
