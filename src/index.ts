@@ -56,8 +56,8 @@ export {
   type FollowUpsOptions,
   type SessionEndedContext,
 } from './follow-ups/follow-ups.js';
-export { memoryFollowUpQueue } from './follow-ups/memory-queue.js';
-export type { FollowUpJob, FollowUpQueue, FollowUpTarget } from './follow-ups/queue.js';
+export { type MemoryFollowUpQueueOptions, memoryFollowUpQueue } from './follow-ups/memory-queue.js';
+export type { FollowUpClock, FollowUpJob, FollowUpQueue, FollowUpTarget } from './follow-ups/queue.js';
 export type { FollowUpReader } from './follow-ups/read.js';
 export { followUpTargetKey } from './follow-ups/target.js';
 export {

@@ -15,7 +15,8 @@ type Result = 'done' | 'busy' | 'failed';
 
 /** The queue handler of follow-ups run with `settings`. */
 export function followUpCheck(settings: FollowUpSettings): (job: FollowUpJob) => Promise<void> {
-  const { client, store, queue, onAuthorisation, onRefund, onSessionEnded, onStale, onError, schedule, horizonMs, leaseMs } = settings;
+  const { client, store, queue, onAuthorisation, onRefund, onSessionEnded, onStale, onError, schedule, horizonMs, leaseMs, clock } =
+    settings;
   const delay = (check: number) => schedule[Math.min(check, schedule.length - 1)] as number;
 
   /** Claims `raw`, runs `work` under the claim and completes it: the handler's steps, for a follow-up. */
@@ -72,7 +73,7 @@ export function followUpCheck(settings: FollowUpSettings): (job: FollowUpJob) =>
   async function check(job: FollowUpJob): Promise<void> {
     const { target, check: count, trackedAt } = job;
     let result: Result = 'failed';
-    const left = trackedAt + horizonMs - Date.now();
+    const left = trackedAt + horizonMs - clock.now();
     try {
       // Past the horizon a read that fails counts as not final: the target goes stale rather than checked for ever.
       const outcome = await readOutcome(client, target).catch(async (error: unknown) => {

@@ -4,7 +4,9 @@
  * acted on once, under the same store key as its webhook's.
  */
 import { followUpCheck } from './check.js';
+import { ADOPT_CLOCK } from './memory-queue.js';
 import type { FollowUps, FollowUpsOptions } from './options.js';
+import type { FollowUpClock } from './queue.js';
 import { checkTarget, followUpTargetKey } from './target.js';
 
 export type { FollowUpSettings, FollowUps, FollowUpsOptions, SessionEndedContext } from './options.js';
@@ -20,7 +22,7 @@ function positive(value: unknown, name: string): number {
   return value as number;
 }
 
-function checkOptions(options: FollowUpsOptions): { schedule: number[]; horizonMs: number; leaseMs: number } {
+function checkOptions(options: FollowUpsOptions): { schedule: number[]; horizonMs: number; leaseMs: number; clock: FollowUpClock } {
   if (typeof options !== 'object' || options === null)
     throw new TypeError('createFollowUps needs an options object { client, store, queue, ... }');
   const { client, store, queue, schedule = DEFAULT_FOLLOW_UP_SCHEDULE } = options;
@@ -38,7 +40,10 @@ function checkOptions(options: FollowUpsOptions): { schedule: number[]; horizonM
   if (!Array.isArray(schedule) || schedule.length === 0)
     throw new TypeError('createFollowUps: schedule must be a non-empty array of delays in ms');
   for (const [index, delay] of schedule.entries()) positive(delay, `schedule[${index}]`);
+  if (options.clock !== undefined && typeof options.clock?.now !== 'function')
+    throw new TypeError('createFollowUps: clock must have now() (sandbox.clock, or manualClock() from payment-service-sdk/sandbox)');
   return {
+    clock: options.clock ?? Date,
     schedule: [...schedule],
     horizonMs: positive(options.horizonMs ?? DAY_MS, 'horizonMs'),
     leaseMs: positive(options.leaseMs ?? 60_000, 'leaseMs'),
@@ -67,7 +72,8 @@ function checkOptions(options: FollowUpsOptions): { schedule: number[]; horizonM
  */
 export function createFollowUps(options: FollowUpsOptions): FollowUps {
   const settings = { ...options, ...checkOptions(options) };
-  const { schedule, horizonMs, queue } = settings;
+  const { schedule, horizonMs, queue, clock } = settings;
+  if (options.clock) (queue as { [ADOPT_CLOCK]?: (clock: FollowUpClock) => void })[ADOPT_CLOCK]?.(options.clock);
 
   return {
     async track(given) {
@@ -80,7 +86,7 @@ export function createFollowUps(options: FollowUpsOptions): FollowUps {
           'createFollowUps: a { pos: state } target needs a PaymentClient as client (pos.checkPayment, pos.resumeRecovery)',
         );
       await queue.schedule(
-        { id: `${followUpTargetKey(target)}#0`, target, check: 0, trackedAt: Date.now() },
+        { id: `${followUpTargetKey(target)}#0`, target, check: 0, trackedAt: clock.now() },
         Math.min(schedule[0] as number, horizonMs),
       );
     },
@@ -91,5 +97,10 @@ export function createFollowUps(options: FollowUpsOptions): FollowUps {
       await queue.start(followUpCheck(settings), { concurrency });
     },
     stop: () => queue.stop(),
+    async runDue() {
+      if (typeof queue.runDue !== 'function')
+        throw new TypeError('createFollowUps: runDue needs a queue that can run its due jobs now, such as memoryFollowUpQueue()');
+      await queue.runDue();
+    },
   };
 }

@@ -3,7 +3,7 @@ import type { WebhookStore, WebhookTransaction } from '../helpers/webhook-store.
 import type { WebhookCallback } from '../helpers/webhooks.js';
 import type { Session } from '../schemas/sessions.js';
 import type { AuthorisationEvent, RefundEvent } from '../schemas/webhooks.js';
-import type { FollowUpQueue, FollowUpTarget } from './queue.js';
+import type { FollowUpClock, FollowUpQueue, FollowUpTarget } from './queue.js';
 import type { FollowUpReader } from './read.js';
 
 /** What `onSessionEnded` learns besides the session: its key, the session as read, and `transaction`. */
@@ -45,6 +45,13 @@ export interface FollowUpsOptions {
   horizonMs?: number | undefined;
   /** How long a claim holds, in ms, as the webhook handler's `leaseMs`. Default 60 000. */
   leaseMs?: number | undefined;
+  /**
+   * The time the schedule and the horizon count in. Default the system's. In a test, the sandbox's
+   * (`sandbox.clock`: `sandbox.advanceClock('5m')` then brings the checks due in those 5 minutes)
+   * or `manualClock()`. A `memoryFollowUpQueue()` made without a clock takes this one; pg-boss and
+   * BullMQ keep their own time for the delays (only the horizon follows the clock there).
+   */
+  clock?: FollowUpClock | undefined;
 }
 
 /** What `createFollowUps` returns. */
@@ -60,7 +67,13 @@ export interface FollowUps {
   start(options?: { concurrency?: number | undefined }): Promise<void>;
   /** Stops taking checks; resolves once the checks in flight have finished. */
   stop(): Promise<void>;
+  /**
+   * For tests: runs every check due now on the follow-ups' clock (after `sandbox.advanceClock`,
+   * say) and resolves once they are done, instead of waiting for the queue to notice. Needs a
+   * queue that can (`memoryFollowUpQueue`); others reject with a `TypeError`.
+   */
+  runDue(): Promise<void>;
 }
 
 /** The options, checked, with their defaults: what the checks run with. */
-export type FollowUpSettings = FollowUpsOptions & { schedule: number[]; horizonMs: number; leaseMs: number };
+export type FollowUpSettings = FollowUpsOptions & { schedule: number[]; horizonMs: number; leaseMs: number; clock: FollowUpClock };

@@ -13,6 +13,16 @@ export type FollowUpTarget =
   | { refundReference: string; sessionId: string }
   | { refundReference: string; posPaymentId: string };
 
+/**
+ * The time follow-ups count in: `Date` by default; the sandbox's clock (`sandbox.clock`) or
+ * `manualClock()` (from `payment-service-sdk/sandbox`) in a test, so that moving it brings the
+ * checks and `onStale` about. Only `now()` is read.
+ */
+export interface FollowUpClock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
 /** One scheduled check of a target. Plain JSON: queues store it as their job's data. */
 export interface FollowUpJob {
   /** `followUpTargetKey(target) + '#' + check`: a queue keeps at most one job per id (scheduling an id that is waiting, delayed or running again is a no-op). */
@@ -32,4 +42,6 @@ export interface FollowUpQueue {
   start(handler: (job: FollowUpJob) => Promise<void>, options: { concurrency: number }): Promise<void>;
   /** Stops taking jobs; resolves once the handlers in flight have finished. Does not close the app's engine objects (boss, connection). */
   stop(): Promise<void>;
+  /** Optional, for tests: runs every job due now and resolves once they are done (the memory queue has it). */
+  runDue?(): Promise<void>;
 }
