@@ -82,6 +82,29 @@ describe('follow-ups on the sandbox clock', () => {
     expect(stale).toEqual([{ sessionId: never.sessionId }]);
   });
 
+  it('runDue() runs the checks due on the clock now and resolves once they are done', async () => {
+    const { sandbox, test } = await sandboxes.start();
+    const paid: string[] = [];
+    const followUps = createFollowUps({
+      client: test,
+      store: memoryWebhookStore(),
+      queue: memoryFollowUpQueue(),
+      clock: sandbox.clock,
+      onAuthorisation: (event) => void paid.push(event.data.paymentReference),
+    });
+    await expect(followUps.runDue()).rejects.toThrow(/not started/);
+    await followUps.start();
+    stops.push(() => followUps.stop());
+    const bought = await test.sessions.create(session);
+    await followUps.track({ sessionId: bought.sessionId });
+    await sandbox.paySession('test', bought.sessionId);
+    await followUps.runDue();
+    expect(paid).toEqual([]); // not due yet
+    await sandbox.advanceClock(30_000);
+    await followUps.runDue();
+    expect(paid).toHaveLength(1);
+  });
+
   it('refuses a clock without now()', () => {
     expect(() =>
       createFollowUps({
