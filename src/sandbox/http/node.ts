@@ -92,8 +92,38 @@ async function toRequest(
     init.body = Buffer.concat(chunks);
   }
   const request = new Request(new URL(message.url ?? '/', requestBase(message, origin)), init);
-  receivedByServer.set(request, { headers: message.headers, body: (init.body as Buffer | undefined) ?? null });
+  receivedByServer.set(request, { headers: message.headers, body: (init.body as Buffer | undefined) ?? null, complete });
   return { request, complete };
+}
+
+/**
+ * A request whose body is over the limit, as far as it was read (nothing of it when its declared
+ * length was over): the handler answers it 413 as the body step does, and logs it with its body cut.
+ */
+function tooLargeRequest(message: IncomingMessage, origin: string, signal: AbortSignal): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(message.headers)) {
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else if (value !== undefined) headers.set(name, value);
+  }
+  const request = new Request(new URL(message.url ?? '/', requestBase(message, origin)), {
+    method: message.method ?? 'POST',
+    headers,
+    signal,
+  });
+  receivedByServer.set(request, { headers: message.headers, body: new Uint8Array(0), complete: false });
+  return request;
+}
+
+/**
+ * Answers a body over the limit 413 on the socket (see `refuseBody`), with the handler's own 413
+ * answer when it gave one (the API's, which its request log recorded), else `fallback`.
+ */
+function refuseTooLarge(message: IncomingMessage, answer: Promise<Response>, fallback: () => string): Promise<void> {
+  return answer.then(
+    async (response) => refuseBody(message, response.status === 413 ? await response.text() : fallback()),
+    () => refuseBody(message, fallback()),
+  );
 }
 
 /** An answer with the envelope that closes its connection: for requests the handler never sees. */
@@ -154,8 +184,12 @@ export async function serveNode(handle: Handler, options: ServeOptions): Promise
     // A request on a kept-alive connection after the stop began: nothing of it runs.
     if (connections.closing) return refuse(response, 503, options.failure(503, 'The sandbox is stopping'));
     connections.track(message, response);
+    const info = { remoteAddress: message.socket.remoteAddress };
     // A body declared over the limit is refused at once: the answer does not wait for the body.
-    if (Number(message.headers['content-length'] ?? 0) > options.maxBodyBytes) return refuseBody(message, tooLarge());
+    if (Number(message.headers['content-length'] ?? 0) > options.maxBodyBytes) {
+      const request = tooLargeRequest(message, baseUrl, new AbortController().signal);
+      return void refuseTooLarge(message, handle(request, info), tooLarge);
+    }
     // Aborted when the client goes away: a long answer (an event stream) stops with it.
     const gone = new AbortController();
     // Only a client that left early needs the signal; aborting after every answer would build an
@@ -167,8 +201,8 @@ export async function serveNode(handle: Handler, options: ServeOptions): Promise
       .then(
         ({ request, complete }) =>
           complete
-            ? handle(request, { remoteAddress: message.socket.remoteAddress }).then((answer) => send(answer, response, connections))
-            : refuseBody(message, tooLarge()),
+            ? handle(request, info).then((answer) => send(answer, response, connections))
+            : refuseTooLarge(message, handle(request, info), tooLarge),
         // A method or target fetch's Request refuses (TRACE, a malformed authority): the client's fault.
         () => {
           response.statusCode = 400;

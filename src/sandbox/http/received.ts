@@ -8,8 +8,10 @@
 export interface Received {
   /** Names in lower case, in the order they came; a repeated header's values as Node joins them (`set-cookie` as a list). */
   headers: Readonly<Record<string, string | string[] | undefined>>;
-  /** The whole body (the server refuses one over the limit before it makes a `Request`); `null` for a GET or a HEAD. */
+  /** The whole body (its first bytes only, `complete: false`, for one over the limit); `null` for a GET or a HEAD. */
   body: Uint8Array | null;
+  /** `false` for a body over the limit, of which only the first bytes were read (or none, when its declared length was over it). */
+  complete?: boolean;
 }
 
 /** Each `Request` the Node server made, to what it received; a `Request` handed to `sandbox.handle` has none. */

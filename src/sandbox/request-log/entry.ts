@@ -8,28 +8,42 @@ import type { RequestLogIssue, RequestLogReferences } from './schema.js';
 /** Longest body kept, in bytes of UTF-8: past it the text is cut and `…Truncated` set. */
 export const MAX_LOGGED_BODY_BYTES = 65_536;
 
-/** A body as the log keeps it. */
+/** A body as the log reads it: `text`, and whether it is not the whole body (`truncated`). */
 export interface LoggedBody {
   text: string | null;
   truncated: boolean;
 }
 
 /**
- * `bytes` as text, at most {@link MAX_LOGGED_BODY_BYTES} of them (a character cut in two is left
- * out); bytes that are not UTF-8 read as U+FFFD. `complete` is false when more came than were read.
+ * `bytes` as text, its first {@link MAX_LOGGED_BODY_BYTES} bytes and `reach` more (a character cut
+ * in two is left out): the secrets are masked in that before {@link cutBody} cuts it, so that one
+ * that straddles the cut is masked whole. Bytes that are not UTF-8 read as U+FFFD. `complete` is
+ * false when more came than were read.
  */
-export function bodyText(bytes: Uint8Array | null, complete = true): LoggedBody {
-  if (bytes === null || (bytes.byteLength === 0 && complete)) return { text: null, truncated: false };
-  if (bytes.byteLength <= MAX_LOGGED_BODY_BYTES && complete) return { text: new TextDecoder().decode(bytes), truncated: false };
-  const cut = bytes.subarray(0, MAX_LOGGED_BODY_BYTES);
-  return { text: new TextDecoder().decode(cut, { stream: true }), truncated: true };
+export function bodyText(bytes: Uint8Array | null, complete = true, reach = 0): LoggedBody {
+  if (bytes === null || bytes.byteLength === 0) return { text: null, truncated: !complete };
+  const window = MAX_LOGGED_BODY_BYTES + reach;
+  if (bytes.byteLength <= window && complete) return { text: new TextDecoder().decode(bytes), truncated: false };
+  const cut = bytes.subarray(0, window);
+  return { text: new TextDecoder().decode(cut, { stream: true }), truncated: bytes.byteLength > window || !complete };
 }
 
-/** Text already decoded (an answer's body as the sandbox wrote it), cut as {@link bodyText} cuts bytes. */
-export function textBody(text: string): LoggedBody {
+/** Text already decoded (the body step's, an answer's as the sandbox wrote it): its first {@link MAX_LOGGED_BODY_BYTES} bytes and `reach` more, as {@link bodyText}. */
+export function textBody(text: string, reach = 0): LoggedBody {
+  // A UTF-16 unit is at least 1 byte of UTF-8: as many units as bytes covers the bytes wanted.
+  const window = MAX_LOGGED_BODY_BYTES + reach;
+  if (text.length <= window) return { text: text === '' ? null : text, truncated: false };
+  return { text: text.slice(0, window), truncated: true };
+}
+
+/** A body with its secrets masked, cut at {@link MAX_LOGGED_BODY_BYTES} bytes of UTF-8 (a character cut in two left out). */
+export function cutBody(body: LoggedBody): LoggedBody {
+  const { text } = body;
   // A UTF-16 unit is at most 3 bytes of UTF-8: most bodies need no encoding to be measured.
-  if (text.length * 3 <= MAX_LOGGED_BODY_BYTES) return { text: text === '' ? null : text, truncated: false };
-  return bodyText(new TextEncoder().encode(text));
+  if (text === null || text.length * 3 <= MAX_LOGGED_BODY_BYTES) return body;
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.byteLength <= MAX_LOGGED_BODY_BYTES) return body;
+  return { text: new TextDecoder().decode(bytes.subarray(0, MAX_LOGGED_BODY_BYTES), { stream: true }), truncated: true };
 }
 
 /** Up to `limit` bytes of a body stream, then no more is read; `complete` when it ended within them. */

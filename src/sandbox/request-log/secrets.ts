@@ -13,14 +13,23 @@ const NOT_SECRET = new Set(['idempotency-key']);
 const MIN_SCRUBBED = 8;
 
 /**
- * A secret as the log shows it: its prefix (`sk_test_`) and its last four characters, with at
- * least four characters hidden between them; `…` alone for a short one.
+ * A secret as the log shows it: its prefix (`sk_test_`) and its last four characters
+ * (`sk_test_…2342`, `sk_test_…dbox` for `sk_test_sandbox`), when more than four follow the prefix;
+ * the prefix and `…` alone otherwise (and `…` alone for a secret of under 8 characters).
  */
 export function maskSecret(secret: string): string {
+  if (secret.length < MIN_SCRUBBED) return '…';
   const prefix = /^[A-Za-z]{1,8}_(?:test_|live_)?/.exec(secret)?.[0] ?? '';
-  const hidden = secret.length - prefix.length - 4;
-  if (hidden >= 4) return `${prefix}…${secret.slice(-4)}`;
-  return secret.length >= 12 ? `…${secret.slice(-4)}` : '…';
+  return secret.length - prefix.length > 4 ? `${prefix}…${secret.slice(-4)}` : `${prefix}…`;
+}
+
+/** A character as JSON may write it: itself, `\uXXXX` in either case of hex, or `\/` for `/`. */
+function jsonCharPattern(char: string): string {
+  const code = char.charCodeAt(0);
+  const hex = code.toString(16).padStart(4, '0');
+  const escapedHex = [...hex].map((digit) => (/[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit)).join('');
+  const literal = char.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+  return `(?:${literal}|\\\\u${escapedHex}${char === '/' ? '|\\\\/' : ''})`;
 }
 
 /** Whether a header's value is a secret, by its name. */
@@ -33,6 +42,8 @@ export class Scrubber {
   readonly #secrets: string[];
   /** The mask of each secret, worked out once: the key presented is nearly always one of them. */
   readonly #masks = new Map<string, string>();
+  /** Each secret as JSON may escape it (any of its characters as `\uXXXX`), made on first need. */
+  #escaped: RegExp[] | undefined;
 
   constructor(secrets: Iterable<string>) {
     // Longest first: a secret that contains another is masked whole.
@@ -40,14 +51,42 @@ export class Scrubber {
     for (const secret of this.#secrets) this.#masks.set(secret, maskSecret(secret));
   }
 
-  /** `text` with each secret masked; `text` itself (no copy) when it holds none. */
+  /** The length of the longest secret as JSON may write it (every character `\uXXXX`): how far past a cut a secret may reach. */
+  get reach(): number {
+    return (this.#secrets[0]?.length ?? 0) * 6;
+  }
+
+  /**
+   * `text` with each secret masked, also where JSON escapes some of its characters (`\u0073k_test_…`,
+   * which a JSON parser reads back as the secret), and in a percent-encoded segment of a path;
+   * `text` itself (no copy) when it holds none.
+   */
   text(text: string): string;
   text(text: string | null): string | null;
   text(text: string | null): string | null {
     if (text === null) return null;
     let scrubbed = text;
     for (const secret of this.#secrets) if (scrubbed.includes(secret)) scrubbed = scrubbed.replaceAll(secret, this.#mask(secret));
+    if (scrubbed.includes('\\')) {
+      this.#escaped ??= this.#secrets.map((secret) => new RegExp([...secret].map(jsonCharPattern).join(''), 'g'));
+      for (const [index, pattern] of this.#escaped.entries()) scrubbed = scrubbed.replace(pattern, this.#mask(this.#secrets[index] ?? ''));
+    }
+    if (scrubbed.includes('%')) scrubbed = this.#percentEncoded(scrubbed);
     return scrubbed;
+  }
+
+  /** Each run of text between `/`, `?`, `&`, `=` and spaces that percent-decodes to a secret's holder, masked decoded. */
+  #percentEncoded(text: string): string {
+    return text.replace(/[^/?&=\s]*%[^/?&=\s]*/g, (part) => {
+      let decoded: string;
+      try {
+        decoded = decodeURIComponent(part.replaceAll('+', ' '));
+      } catch {
+        return part;
+      }
+      const masked = this.text(decoded);
+      return masked === decoded ? part : masked;
+    });
   }
 
   /**
@@ -56,8 +95,9 @@ export class Scrubber {
    */
   headers(headers: Headers | Readonly<Record<string, string | string[] | undefined>>): Record<string, string> {
     const kept: Record<string, string> = {};
+    // A header named like a secret (an app that sent its key as a header's name) is kept masked by name too.
     const keep = (value: string, name: string) => {
-      kept[name] = isSecretHeader(name) ? this.#mask(value) : this.text(value);
+      kept[this.#headerName(name)] = isSecretHeader(name) ? this.#mask(value) : this.text(value);
     };
     if (headers instanceof Headers) headers.forEach(keep);
     else
@@ -66,6 +106,17 @@ export class Scrubber {
         if (value !== undefined) keep(Array.isArray(value) ? value.join(', ') : value, name);
       }
     return kept;
+  }
+
+  /** A header's name, which HTTP gives in lower case: a secret in it is masked whatever its case. */
+  #headerName(name: string): string {
+    let scrubbed = this.text(name);
+    const lower = scrubbed.toLowerCase();
+    for (const secret of this.#secrets) {
+      const at = lower.indexOf(secret.toLowerCase());
+      if (at >= 0) scrubbed = `${scrubbed.slice(0, at)}${this.#mask(secret)}${scrubbed.slice(at + secret.length)}`;
+    }
+    return scrubbed;
   }
 
   #mask(secret: string): string {

@@ -8,7 +8,7 @@
  */
 import { DECLARED_LENGTH, FAULT_HEADER, type FaultRuleState, referencesIn, STRUCK_RULE } from '../faults.js';
 import { readText } from '../http/body.js';
-import { failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure, unknownKey } from '../responses.js';
+import { BODY_DATA, failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure, unknownKey } from '../responses.js';
 import type { Caller } from '../tenants.js';
 import type { Step } from './chain.js';
 import type { ApiCall } from './endpoint.js';
@@ -39,7 +39,11 @@ export function faults<C extends ApiCall & Caller>(traceId: () => string, maxBod
     }
     const after = rules.strike(environment, route.template, 'after-commit');
     if (after) struck.push(after);
-    if (struck.length > 0) note(context, struck, [...context.params, ...(await answerReferences(answer))]);
+    if (struck.length === 0) return answer;
+    const data = await answerData(answer);
+    // The request log names what the call made, though the client never sees it.
+    if (after && context.notes) context.notes.made = data;
+    note(context, struck, [...context.params, ...referencesIn(data)]);
     if (after) return withFault(after.effect.type === 'truncate' ? await truncated(answer) : injected(after, traceId), after);
     return slow ? withFault(answer, slow) : answer;
   };
@@ -82,13 +86,15 @@ async function bodyOf(request: Request, limit: number, received: Uint8Array | un
   }
 }
 
-/** The records a successful answer names (`data.sessionId`, `data.refundReference`, ...). */
-async function answerReferences(answer: Response): Promise<string[]> {
-  if (!answer.ok || answer.type === 'error') return [];
+/** The `data` of a successful answer (where `data.sessionId`, `data.refundReference`, ... name what it made); `undefined` for another. */
+async function answerData(answer: Response): Promise<unknown> {
+  if (!answer.ok || answer.type === 'error') return undefined;
+  const data = (answer as { [BODY_DATA]?: unknown })[BODY_DATA];
+  if (data !== undefined) return data;
   try {
-    return referencesIn(((await answer.clone().json()) as { data?: unknown }).data);
+    return ((await answer.clone().json()) as { data?: unknown }).data;
   } catch {
-    return [];
+    return undefined;
   }
 }
 

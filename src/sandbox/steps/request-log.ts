@@ -12,16 +12,17 @@ import { DECLARED_LENGTH, FAULT_HEADER, STRUCK_RULE } from '../faults.js';
 import { type Received, receivedByServer } from '../http/received.js';
 import {
   bodyText,
+  cutBody,
   envelopeOf,
   issuesOf,
   type LoggedBody,
-  MAX_LOGGED_BODY_BYTES,
   NO_ENVELOPE,
   queryRecord,
   ReferenceSet,
   readUpTo,
   textBody,
 } from '../request-log/entry.js';
+import type { RequestLogReferences } from '../request-log/schema.js';
 import { Scrubber } from '../request-log/secrets.js';
 import type { NewEntry } from '../request-log/store.js';
 import { BODY_DATA, BODY_TEXT } from '../responses.js';
@@ -33,7 +34,8 @@ import type { ApiRequest, RequestNotes } from './route.js';
 /** What an answer was, read once for the log and sent on unchanged. */
 interface Answered {
   response: Response;
-  body: LoggedBody;
+  /** Its body as the sandbox wrote it, or as bytes; `null` for none. */
+  body: string | Uint8Array | null;
   /** The `data` of a success envelope, when the answer carried it as a value ({@link BODY_DATA}). */
   data?: unknown;
   faultRule: string | null;
@@ -54,7 +56,7 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
     // the steps below get it as bytes: cheaper than a clone's two streams.
     const received = receivedByServer.get(request);
     const sent = received
-      ? received.body && { bytes: received.body, complete: true }
+      ? received.body && { bytes: received.body, complete: received.complete ?? true }
       : request.body
         ? await readUpTo(request.body, maxBodyBytes + 1)
         : null;
@@ -62,15 +64,14 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
     const answered = await readAnswer(await answer({ ...context, received: sent?.bytes, notes }, next));
     const durationMs = performance.now() - started;
     try {
-      const requestBody = loggedBody(sent, notes);
-      const owner = caller ?? byWebcode(tenants, context, requestBody.text);
+      const owner = caller ?? byWebcode(tenants, context, sent, notes);
       const tenant = owner ?? tenants.main;
       const headers = received?.headers ?? request.headers;
       // Made once the answer is on its way: a tenant removed by then took its log with it.
       tenant.requests.later(() => {
         if (tenant.removed.aborted) return undefined;
         const scrub = scrubberOf(tenant, presented);
-        return entryOf(context, { tenant: owner?.webcode ?? null, notes, requestBody, headers, answered, scrub, durationMs });
+        return entryOf(context, { tenant: owner?.webcode ?? null, notes, sent, headers, answered, scrub, durationMs });
       }, at);
     } catch (error) {
       (caller ?? tenants.main).report(error);
@@ -79,12 +80,22 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
   };
 }
 
-/** The request's body as the log keeps it: the text the body step decoded, when it read the whole body. */
-function loggedBody(sent: { bytes: Uint8Array; complete: boolean } | null, notes: RequestNotes): LoggedBody {
+/** What of a request's body the server or the step read: its bytes, and whether they are all it sent. */
+type Sent = { bytes: Uint8Array; complete: boolean } | null;
+
+/**
+ * The request's body as the log reads it, `reach` bytes past the cut (see {@link bodyText}): the
+ * text the body step decoded, when it read the whole body.
+ */
+function loggedBody(sent: Sent, notes: RequestNotes, reach: number): LoggedBody {
   if (sent === null) return bodyText(null);
-  if (notes.text !== undefined && sent.complete && sent.bytes.byteLength <= MAX_LOGGED_BODY_BYTES)
-    return { text: notes.text === '' ? null : notes.text, truncated: false };
-  return bodyText(sent.bytes.subarray(0, MAX_LOGGED_BODY_BYTES + 1), sent.complete);
+  if (notes.text !== undefined && sent.complete) return textBody(notes.text, reach);
+  return bodyText(sent.bytes, sent.complete, reach);
+}
+
+/** A body with every secret masked, then cut: a secret that straddles the cut is masked whole. */
+function scrubbedBody(body: LoggedBody, scrub: Scrubber): LoggedBody {
+  return cutBody({ text: scrub.text(body.text), truncated: body.truncated });
 }
 
 /** Each tenant's scrubber, made once per list of its secrets (a client secret's rotation makes a new list). */
@@ -106,20 +117,21 @@ function scrubberOf(tenant: Tenant, presented: string): Scrubber {
 async function readAnswer(response: Response): Promise<Answered> {
   if (response.type === 'error') {
     const rule = (response as { [STRUCK_RULE]?: string })[STRUCK_RULE];
-    return { response, body: { text: null, truncated: false }, faultRule: rule ?? null };
+    return { response, body: null, faultRule: rule ?? null };
   }
   const { [BODY_TEXT]: written, [BODY_DATA]: data } = response as { [BODY_TEXT]?: string; [BODY_DATA]?: unknown };
-  if (written !== undefined) return { response, body: textBody(written), data, faultRule: response.headers.get(FAULT_HEADER) };
+  if (written !== undefined) return { response, body: written, data, faultRule: response.headers.get(FAULT_HEADER) };
   const bytes = new Uint8Array(await response.arrayBuffer());
   const rebuilt = new Response(bytes, { status: response.status, statusText: response.statusText, headers: response.headers });
   const declared = (response as { [DECLARED_LENGTH]?: number })[DECLARED_LENGTH];
   if (declared !== undefined) Object.assign(rebuilt, { [DECLARED_LENGTH]: declared });
-  return { response: rebuilt, body: bodyText(bytes), faultRule: response.headers.get(FAULT_HEADER) };
+  return { response: rebuilt, body: bytes, faultRule: response.headers.get(FAULT_HEADER) };
 }
 
 /** A key no tenant has: the tenant its request's `webcode` (query, or a JSON body's) names, if any. */
-function byWebcode(tenants: Tenants, context: ApiRequest, body: string | null): Tenant | undefined {
+function byWebcode(tenants: Tenants, context: ApiRequest, sent: Sent, notes: RequestNotes): Tenant | undefined {
   let webcode = context.url.searchParams.get('webcode');
+  const body = webcode === null ? (notes.text ?? bodyText(sent?.bytes ?? null).text) : null;
   if (webcode === null && body !== null) {
     try {
       const parsed = JSON.parse(body) as { webcode?: unknown } | null;
@@ -135,7 +147,7 @@ interface Recorded {
   /** The webcode of the tenant the request was attributed to, or `null`. */
   tenant: string | null;
   notes: RequestNotes;
-  requestBody: LoggedBody;
+  sent: Sent;
   /** The request's headers: as the Node server parsed them, else the `Request`'s. */
   headers: Headers | Received['headers'];
   answered: Answered;
@@ -143,39 +155,67 @@ interface Recorded {
   durationMs: number;
 }
 
-/** The entry of a request. */
+/**
+ * The entry of a request, every secret masked in every field (the bodies before they are cut, the
+ * header names as well as their values, the issues, the references, the `Idempotency-Key`).
+ */
 function entryOf(context: ApiRequest, recorded: Recorded): NewEntry {
   const { request, url, path, environment } = context;
-  const { notes, requestBody, answered, scrub } = recorded;
+  const { notes, answered, scrub } = recorded;
   // Refused before the endpoint step noted it (a path whose parameter is not valid percent-encoding): matched here.
   const route = notes.route ?? API_ROUTES.find((candidate) => candidate.method === request.method && candidate.pattern.test(path));
   const status = answered.response.type === 'error' ? 0 : answered.response.status;
-  const envelope = answered.data === undefined ? envelopeOf(answered.body.text) : { ...NO_ENVELOPE, data: answered.data };
+  const requestBody = loggedBody(recorded.sent, notes, scrub.reach);
+  const responseBody = answerBody(answered.body, scrub.reach);
+  const envelope = answered.data === undefined ? envelopeOf(responseBody.text) : { ...NO_ENVELOPE, data: answered.data };
   const references = new ReferenceSet();
   if (route) references.addParams(route.template, notes.params ?? (route.pattern.exec(path) ?? []).slice(1).map(decoded));
   references.addFieldsOf(notes.body ?? jsonOf(requestBody.text));
   references.addFieldsOf(envelope.data);
+  // What a request made before a fault rule struck its answer (a 500 or a reset after the commit).
+  references.addFieldsOf(notes.made);
+  const kept = scrubbedBody(requestBody, scrub);
+  const answeredBody = scrubbedBody(responseBody, scrub);
+  const text = (value: string) => scrub.text(value);
+  const nullable = (value: string | null) => scrub.text(value);
   return {
     environment,
-    tenant: recorded.tenant,
-    method: request.method,
+    tenant: nullable(recorded.tenant),
+    method: text(request.method),
     route: route?.template ?? null,
     operation: route?.operationId ?? null,
-    path: scrub.text(url.pathname),
-    query: queryRecord(url.searchParams, (text) => scrub.text(text)),
+    path: text(url.pathname),
+    query: queryRecord(url.searchParams, text),
     requestHeaders: scrub.headers(recorded.headers),
-    requestBody: scrub.text(requestBody.text),
-    requestBodyTruncated: requestBody.truncated,
-    idempotencyKey: request.headers.get('idempotency-key'),
+    requestBody: kept.text,
+    requestBodyTruncated: kept.truncated,
+    idempotencyKey: nullable(request.headers.get('idempotency-key')),
     replayed: answered.response.headers.get('idempotent-replayed') === 'true',
     status,
-    responseBody: scrub.text(answered.body.text),
-    responseBodyTruncated: answered.body.truncated,
-    traceId: envelope.traceId,
+    responseBody: answeredBody.text,
+    responseBodyTruncated: answeredBody.truncated,
+    traceId: nullable(envelope.traceId),
     durationMs: Math.round(recorded.durationMs * 1000) / 1000,
-    faultRule: answered.faultRule,
-    references: references.lists,
-    issues: issuesOf(status, envelope),
+    faultRule: nullable(answered.faultRule),
+    references: scrubbedReferences(references.lists, scrub),
+    issues: issuesOf(status, envelope).map((issue) => ({ path: text(issue.path), message: text(issue.message) })),
+  };
+}
+
+/** An answer's body as the log reads it, `reach` bytes past the cut. */
+function answerBody(body: string | Uint8Array | null, reach: number): LoggedBody {
+  if (body === null) return bodyText(null);
+  return typeof body === 'string' ? textBody(body, reach) : bodyText(body, true, reach);
+}
+
+/** The references with every secret masked: a path or a body may name a record by a key (`GET /payment/session/{key}`). */
+function scrubbedReferences(lists: RequestLogReferences, scrub: Scrubber): RequestLogReferences {
+  const masked = (list: string[]) => list.map((reference) => scrub.text(reference));
+  return {
+    sessionIds: masked(lists.sessionIds),
+    paymentReferences: masked(lists.paymentReferences),
+    posPaymentIds: masked(lists.posPaymentIds),
+    modificationReferences: masked(lists.modificationReferences),
   };
 }
 

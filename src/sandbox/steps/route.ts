@@ -23,6 +23,8 @@ export interface RequestNotes {
   /** A POST's body as the body step decoded it, and the JSON object it parsed from it. */
   text?: string;
   body?: Record<string, unknown>;
+  /** The `data` the operation answered, when a fault rule then changed the answer (a 500 or a reset after the commit). */
+  made?: unknown;
 }
 
 /** A page handler: its answer, or `undefined` for a path that is not its own. */
