@@ -6,21 +6,20 @@
  */
 import * as z from 'zod/mini';
 import { notFound } from '../api/context.js';
-import { RequestLogEntry } from '../request-log/schema.js';
+import { ISO_DATE_TIME, isDateTime, RequestLogEntry } from '../request-log/schema.js';
 import { controlRoute } from './route.js';
 import { pageOf, queryInteger, whole } from './schemas.js';
 
 const text = (description: string) => z.optional(z.string().check(z.describe(description)));
 const STATUS = 'status must be a status code (202) or a class (4xx, 5xx)';
 
-/** An instant of the sandbox clock, ISO 8601. */
+/** An instant of the sandbox clock: an ISO 8601 date-time with its offset, as the document's `date-time` says (RFC 3339). */
 function instant(field: string, description: string) {
-  const message = `${field} must be an ISO 8601 date-time`;
+  const message = `${field} must be an ISO 8601 date-time (2026-01-31T12:00:00Z)`;
   return z.optional(
-    z.string({ error: message }).check(
-      z.refine((value) => !Number.isNaN(Date.parse(value)), message),
-      z.meta({ format: 'date-time', description }),
-    ),
+    z
+      .string({ error: message })
+      .check(z.regex(ISO_DATE_TIME, message), z.refine(isDateTime, message), z.meta({ format: 'date-time', description })),
   );
 }
 
@@ -48,7 +47,14 @@ export const REQUEST_ROUTES = {
     tag: 'Requests',
     query: z.extend(RequestFilterQuery, {
       take: z.optional(queryInteger(1, 100, 20, 'take must be an integer from 1 to 100').check(z.describe('Page size.'))),
-      cursor: text('`cursor` of the previous page.'),
+      cursor: z.optional(
+        z
+          .string()
+          .check(
+            z.regex(/^(d\d{1,15})?$/, 'cursor is not valid: pass the cursor of the previous page'),
+            z.describe('`cursor` of the previous page.'),
+          ),
+      ),
     }),
     answer: pageOf(RequestLogEntry),
     run: (c, { query }) => c.tenant.requests.list(c.environment, query),

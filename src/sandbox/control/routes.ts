@@ -42,10 +42,18 @@ const deliveryParams = z.object({
 });
 
 const ADVANCE = 'Give ms (an integer) or duration ("90s", "5m", "1h30m", "PT5M")';
-const advanceMs = hinted(z.number({ error: ADVANCE }).check(z.refine(Number.isSafeInteger, ADVANCE), z.minimum(0, ADVANCE)), {
-  type: 'integer',
-});
+const advanceMs = hinted(
+  z.number({ error: ADVANCE }).check(z.refine(Number.isSafeInteger, ADVANCE), z.minimum(0, ADVANCE), z.maximum(MAX_ADVANCE_MS, ADVANCE)),
+  {
+    type: 'integer',
+  },
+);
 const HOLDER_NAME = 'holderName must be a name of at least 3 characters';
+/** At least 3 characters once the spaces around are trimmed (the document's pattern). */
+const HOLDER_PATTERN = /^\s*\S[\s\S]+\S\s*$/;
+const DURATION = /^(?:P(?!$)(?:\d+D)?(?:T(?=\d)(?:\d+H)?(?:\d+M)?(?:\d+(?:\.\d+)?S)?)?|(?:\d+(?:ms|s|m|h|d))+)$/;
+/** An absolute http(s) URL: the pattern the document shows, then one `URL` parses. */
+const HTTP_URL = /^https?:\/\/[^\s/?#]+/i;
 const OUTCOME = 'outcome must be success or failed';
 const EVENT_CODE = 'eventCode must be AUTHORISATION or REFUND, the documented event codes';
 const WEBHOOK_URL = 'url must be an absolute http(s) URL';
@@ -90,10 +98,9 @@ const RECORD_ROUTES = {
     params: sessionParams('The `sessionId` of a pending session.'),
     body: z.object({
       holderName: z.optional(
-        z.string({ error: HOLDER_NAME }).check(
-          z.refine((name) => name.trim().length >= 3, HOLDER_NAME),
-          z.describe('Cardholder name; default a name that pays.'),
-        ),
+        z
+          .string({ error: HOLDER_NAME })
+          .check(z.regex(HOLDER_PATTERN, HOLDER_NAME), z.describe('Cardholder name; default a name that pays.')),
       ),
     }),
     answer: ControlSessionSchema,
@@ -251,7 +258,11 @@ const CLOCK_ROUTES = {
     tag: 'Clock',
     body: z.object({
       ms: z.optional(advanceMs.check(z.describe(`Milliseconds, at most ${MAX_ADVANCE_MS} (a year).`))),
-      duration: z.optional(z.string().check(z.meta({ description: '`90s`, `5m`, `1h30m` or ISO 8601 `PT5M`.', examples: ['5m'] }))),
+      duration: z.optional(
+        z
+          .string({ error: ADVANCE })
+          .check(z.regex(DURATION, ADVANCE), z.meta({ description: '`90s`, `5m`, `1h30m` or ISO 8601 `PT5M`.', examples: ['5m'] })),
+      ),
     }),
     answer: ClockStateSchema,
     run: (c, { body }) => {
@@ -344,7 +355,11 @@ const WEBHOOK_URL_ROUTES = {
     path: 'webhook-urls',
     summary: 'Add a webhook URL',
     tag: 'Webhooks',
-    body: z.object({ url: z.string({ error: WEBHOOK_URL }).check(z.meta({ format: 'uri' })) }),
+    body: z.object({
+      url: z
+        .string({ error: WEBHOOK_URL })
+        .check(z.regex(HTTP_URL, WEBHOOK_URL), z.refine(URL.canParse, WEBHOOK_URL), z.meta({ format: 'uri' })),
+    }),
     answer: WebhookUrlsSchema,
     run: (c, { body }) => ({ urls: [...c.control.addWebhookUrl(body.url)] }),
   }),

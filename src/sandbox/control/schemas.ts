@@ -148,7 +148,14 @@ const described = (description: string) => z.optional(z.string().check(z.describ
 export const ListingQuery = z.object({
   status: described('Only records with this status.'),
   take: z.optional(queryInteger(1, 100, 20, 'take must be an integer from 1 to 100').check(z.describe('Page size.'))),
-  cursor: described('`cursor` of the previous page.'),
+  cursor: z.optional(
+    z
+      .string()
+      .check(
+        z.regex(/^([ad]\d{1,15})?$/, 'cursor is not valid: pass meta.cursor of the previous page'),
+        z.describe('`cursor` of the previous page.'),
+      ),
+  ),
   order: z.optional(
     z.enum(['asc', 'desc'], { error: 'order must be asc or desc' }).check(z.meta({ default: 'asc', description: 'Creation order.' })),
   ),

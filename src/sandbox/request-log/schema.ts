@@ -76,8 +76,25 @@ export const StatusFilter = z.union(
   { error: STATUS_MESSAGE },
 );
 
-/** When, by the sandbox clock: ISO 8601 date-time or date, or a `Date`. */
-const Instant = z.union([z.string().check(z.refine((text) => !Number.isNaN(Date.parse(text)), 'must be an ISO 8601 date-time')), z.date()]);
+/** An ISO 8601 date-time with its offset, as RFC 3339 (JSON Schema's `date-time`) writes it: `2026-01-31T12:00:00Z`, `...T12:00:00.250+01:00`. */
+export const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Whether a text of {@link ISO_DATE_TIME}'s form names a real instant (no 31 February, no hour 25). */
+export function isDateTime(text: string): boolean {
+  const match = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})/.exec(text);
+  if (!match || Number.isNaN(Date.parse(text.toUpperCase()))) return false;
+  const [year, month, day, hour, minute, second] = match.slice(1).map(Number) as [number, number, number, number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day && hour < 24 && minute < 60 && second < 61;
+}
+
+/** When, by the sandbox clock: an ISO 8601 date-time (as the control API's `since` and `until` take it), or a `Date`. */
+const Instant = z.union([
+  z
+    .string()
+    .check(z.refine((text) => ISO_DATE_TIME.test(text) && isDateTime(text), 'must be an ISO 8601 date-time (2026-01-31T12:00:00Z)')),
+  z.date(),
+]);
 
 /** What the listings of the log filter on; every field is optional, and all given must match. */
 export const RequestLogFilter = z.object({

@@ -346,7 +346,7 @@ function statusRange(status: number | string): [number, number] {
 }
 
 function instant(value: string | Date): number {
-  return typeof value === 'string' ? Date.parse(value) : value.getTime();
+  return typeof value === 'string' ? Date.parse(value.toUpperCase()) : value.getTime();
 }
 
 /** The number after which a page starts; 400 for a cursor this log did not give. */
