@@ -456,18 +456,30 @@ function typedControls(own: (environment?: Environment) => ControlContext): Type
 }
 
 /**
+ * What a request still waiting on its terminal is told when the sandbox stops: its payment stays
+ * pending and completes at the next start. With an `Idempotency-Key`, the same key and body read its
+ * answer then; without one a resend is a new payment, so it is told to look the payment up instead.
+ */
+function stoppingFailure({ posPaymentId, keyed }: { posPaymentId?: string; keyed: boolean }): ServiceFailure {
+  const payment = posPaymentId === undefined ? 'this payment' : `POS payment ${posPaymentId}`;
+  const next = keyed
+    ? 'retry with the same Idempotency-Key and body to read its outcome'
+    : `it was sent without an Idempotency-Key, so sending it again would start a new payment: look it up instead (GET /pos/payments, or its posPaymentId${posPaymentId === undefined ? '' : ` ${posPaymentId}`})`;
+  return new ServiceFailure(
+    503,
+    SANDBOX_CODES.stopping,
+    `The sandbox stopped while the terminal processed ${payment}: it completes at the next start; ${next}`,
+  );
+}
+
+/**
  * Stops accepting first (the requests in flight may still need the scheduler and the store), answers
  * POS payments waiting on their terminal 503, then closes the timers, the made tenants, the log and the store.
  */
 async function closeSandbox(http: HttpState, tenants: Tenants): Promise<void> {
   const { main } = tenants;
   const drained = http.server?.close();
-  const stopping = new ServiceFailure(
-    503,
-    SANDBOX_CODES.stopping,
-    'The sandbox stopped while the terminal processed this payment: it completes at the next start; retry with the same Idempotency-Key',
-  );
-  for (const tenant of tenants.all()) tenant.api.releaseWaiting(stopping);
+  for (const tenant of tenants.all()) tenant.api.releaseWaiting(stoppingFailure);
   await drained;
   http.server = undefined;
   main.scheduler.close();

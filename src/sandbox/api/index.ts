@@ -27,8 +27,11 @@ export interface SandboxApi {
    * Answers `failure` now to every request still waiting here: on a POS payment's terminal, or on
    * the running request with its `Idempotency-Key` (the sandbox stops, or the tenant is removed).
    */
-  releaseWaiting(failure: ServiceFailure): void;
+  releaseWaiting(failure: ServiceFailure | ReleaseFailure): void;
 }
+
+/** The failure a waiting request is answered, by what it waits on: a POS payment (sent with an `Idempotency-Key` or without), or a running request with its key. */
+export type ReleaseFailure = (waiting: { posPaymentId?: string; keyed: boolean }) => ServiceFailure;
 
 export function createApi(context: ApiContext): SandboxApi {
   const keys = new KeyWaits();
@@ -49,7 +52,7 @@ export function createApi(context: ApiContext): SandboxApi {
     emitEvent: (environment, eventCode, reference) => emitEvent(context, environment, eventCode, reference),
     releaseWaiting(failure) {
       posPayments.releaseWaiting(failure);
-      keys.release(failure);
+      keys.release(typeof failure === 'function' ? failure({ keyed: true }) : failure);
     },
   };
 }

@@ -48,8 +48,8 @@ export interface PosAnswerSubject {
 export class PosPayments {
   readonly #context: ApiContext;
   readonly #keys: KeyWaits;
-  /** Requests waiting for their POS payment's terminal answer, by `posPaymentId`. */
-  readonly #waiters = new Map<string, { resolve: (answer: Answer) => void; reject: (failure: ServiceFailure) => void }>();
+  /** Requests waiting for their POS payment's terminal answer, by `posPaymentId`; `keyed`: sent with an `Idempotency-Key`. */
+  readonly #waiters = new Map<string, { resolve: (answer: Answer) => void; reject: (failure: ServiceFailure) => void; keyed: boolean }>();
 
   constructor(context: ApiContext, keys: KeyWaits) {
     this.#context = context;
@@ -94,7 +94,9 @@ export class PosPayments {
     const drawn = this.#context.posDelay();
     const delay = store.terminals.processingMs(environment, poiId) ?? drawn;
     this.#context.schedule(JOB.posAnswer, delay, JSON.stringify(subject));
-    const deferred = new Promise<Answer>((resolve, reject) => this.#waiters.set(record.posPaymentId, { resolve, reject }));
+    const deferred = new Promise<Answer>((resolve, reject) =>
+      this.#waiters.set(record.posPaymentId, { resolve, reject, keyed: idempotencyKey !== null }),
+    );
     // A waiter whose request went away (its transaction rolled back after this) may still be released
     // by a stop or a removal: that rejection must not surface as an unhandled one.
     deferred.catch(() => undefined);
@@ -156,10 +158,11 @@ export class PosPayments {
    * (a scheduled job), which runs at the next start on the same data and completes the stored
    * idempotent response: the client's retry with the same `Idempotency-Key` then gets the result.
    */
-  releaseWaiting(failure: ServiceFailure): number {
-    const waiting = [...this.#waiters.values()];
+  releaseWaiting(failure: ServiceFailure | ((waiting: { posPaymentId: string; keyed: boolean }) => ServiceFailure)): number {
+    const waiting = [...this.#waiters];
     this.#waiters.clear();
-    for (const waiter of waiting) waiter.reject(failure);
+    for (const [posPaymentId, waiter] of waiting)
+      waiter.reject(typeof failure === 'function' ? failure({ posPaymentId, keyed: waiter.keyed }) : failure);
     return waiting.length;
   }
 
