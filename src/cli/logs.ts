@@ -1,5 +1,5 @@
 /**
- * `payment-service-sdk logs tail` and `logs show <id>`: the sandbox's request log from the shell.
+ * `payment-service-sdk logs tail`, `logs list` and `logs show <id>`: the sandbox's request log from the shell.
  * `tail` follows it live: it polls the control listing (`GET /_sandbox/{env}/requests`, newest
  * first) and walks its pages back to the last entry it printed, so that each entry is printed
  * once, in the order the sandbox logged them, however many clients write at once. `show` prints
@@ -48,10 +48,56 @@ const POLL_MS = 250;
 /** Entries per page: the listing's largest. */
 const TAKE = 100;
 
-interface TailFlags {
+/** The filters `logs tail` and `logs list` share. */
+interface FilterFlags {
   status?: string;
   operation?: string;
   idempotencyKey?: string;
+  since?: string;
+  until?: string;
+}
+
+/** How a tail may end by itself, for a script: after N entries, at a time, after a while. */
+interface TailFlags extends FilterFlags {
+  count?: string;
+  timeout?: string;
+}
+
+/** An ISO 8601 date-time with its offset, as the control API's `since` and `until` take it. */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** `--since` / `--until`: an ISO 8601 date-time (`2026-01-31T12:00:00Z`). */
+function instantFlag(name: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (ISO_DATE_TIME.test(value) && !Number.isNaN(Date.parse(value.toUpperCase()))) return value;
+  throw new UsageError(`--${name} must be an ISO 8601 date-time (2026-01-31T12:00:00Z), got ${value}`);
+}
+
+/** The listing's query of the filter flags, checked. */
+function filterOf(flags: FilterFlags): Record<string, string | undefined> {
+  return {
+    status: statusFilter(flags.status),
+    operation: flags.operation,
+    idempotencyKey: flags.idempotencyKey,
+    since: instantFlag('since', flags.since),
+    until: instantFlag('until', flags.until),
+  };
+}
+
+/** `--count N`: a whole number, 1 or more. */
+function countFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^[1-9]\d{0,8}$/.test(value)) return Number(value);
+  throw new UsageError(`--count must be a whole number, 1 or more, got ${value}`);
+}
+
+/** `--timeout`: ms, or a duration with a unit (`500ms`, `30s`, `5m`, `1h`). */
+function timeoutFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const match = /^(\d{1,9})(ms|s|m|h)?$/.exec(value);
+  if (!match) throw new UsageError(`--timeout must be a duration (30s, 5m, 500ms, or ms), got ${value}`);
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(match[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
+  return Number(match[1]) * unit;
 }
 
 /** The number in an entry's id (`{webcode}-REQ-{n}`): the order the sandbox logged entries in. */
@@ -67,9 +113,13 @@ function statusFilter(value: string | undefined): string | undefined {
   throw new UsageError(`--status must be a status code (202) or a class (4xx, 5xx), got ${value}`);
 }
 
-/** The `--format` of the log commands: `json` (and `ndjson`) one entry per line, else the readable lines. */
-function logFormat(given: string | undefined): 'json' | 'text' {
-  if (given === undefined || given === 'table') return 'text';
+/**
+ * The `--format` of the log commands: `json` (and `ndjson`) one entry per line, `table` the readable
+ * lines; without one, readable lines on a terminal and JSON lines otherwise (a pipe, a file, CI).
+ */
+function logFormat(given: string | undefined, stdout: { isTTY?: boolean }): 'json' | 'text' {
+  if (given === undefined) return stdout.isTTY ? 'text' : 'json';
+  if (given === 'table') return 'text';
   if (given === 'json' || given === 'ndjson') return 'json';
   throw new UsageError(`logs prints readable lines or --format json (one entry per line), not ${given}`);
 }
@@ -114,11 +164,17 @@ export function entryLine(entry: RequestLogEntry, color: boolean): string {
   return [terminalSafe(first ?? ''), status, ...rest.map((part) => terminalSafe(part))].join('  ');
 }
 
-/** Follows the log: the entries logged after it started, each once, oldest first, until Ctrl-C. */
+/**
+ * Follows the log: the entries logged after it started, each once, oldest first, until Ctrl-C or
+ * SIGTERM, or, for a script, until `--count` entries, the time `--until` or `--timeout` (exit 0).
+ */
 async function tail(context: CommandContext, command: Command, flags: TailFlags): Promise<void> {
   const { terminal } = context;
-  const format = logFormat(context.options(command).format);
-  const filter = { status: statusFilter(flags.status), operation: flags.operation, idempotencyKey: flags.idempotencyKey };
+  const format = logFormat(context.options(command).format, terminal.stdout);
+  const filter = filterOf(flags);
+  const count = countFlag(flags.count);
+  const timeoutMs = timeoutFlag(flags.timeout);
+  const untilMs = filter.until === undefined ? undefined : Date.parse(filter.until.toUpperCase());
   context.client(command); // the settings, checked before anything is sent
   const sandbox = await sandboxOnly(context.settings(command), 'logs tail');
   const page = (cursor?: string, take = TAKE) =>
@@ -132,22 +188,65 @@ async function tail(context: CommandContext, command: Command, flags: TailFlags)
   const stop = () => {
     stopped = true;
   };
+  const startedAt = Date.now();
+  const over = () =>
+    stopped || (timeoutMs !== undefined && Date.now() - startedAt >= timeoutMs) || (untilMs !== undefined && Date.now() > untilMs);
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   // On stderr, once the starting point is known: from here on every entry is printed.
-  terminal.stderr.write(`Following the request log of the sandbox at ${sandbox.baseUrl} (${sandbox.environment}). Press Ctrl+C to stop.\n`);
+  terminal.stderr.write(
+    `Following the request log of the sandbox at ${sandbox.baseUrl} (${sandbox.environment}). ${endsWhen(count, flags)}\n`,
+  );
+  let printed = 0;
   try {
-    while (!stopped) {
+    while (!over()) {
       const fresh = await since(page, last);
-      for (const entry of fresh) write(entry);
-      const newest = fresh.at(-1);
-      if (newest) last = sequence(newest);
-      else await sleep(POLL_MS, () => stopped);
+      for (const entry of fresh) {
+        write(entry);
+        last = sequence(entry);
+        if (count !== undefined && ++printed >= count) return;
+      }
+      if (fresh.length === 0) await sleep(POLL_MS, over);
     }
   } finally {
     process.off('SIGINT', stop);
     process.off('SIGTERM', stop);
   }
+}
+
+/** What ends a tail, as its first line on stderr says it. */
+function endsWhen(count: number | undefined, flags: TailFlags): string {
+  const ends = [
+    count === undefined ? undefined : `after ${count} ${count === 1 ? 'entry' : 'entries'}`,
+    flags.until === undefined ? undefined : `at ${flags.until}`,
+    flags.timeout === undefined ? undefined : `after ${flags.timeout}`,
+  ].filter((end) => end !== undefined);
+  return ends.length === 0 ? 'Press Ctrl+C to stop.' : `Stops ${ends.join(' or ')}, or on Ctrl+C.`;
+}
+
+/** Lists what the log already holds that matches the filters, oldest first, every page of it; then exits. */
+async function list(context: CommandContext, command: Command, flags: FilterFlags & { limit?: string }): Promise<void> {
+  const { terminal } = context;
+  const format = logFormat(context.options(command).format, terminal.stdout);
+  const filter = filterOf(flags);
+  const limit = flags.limit === undefined ? undefined : countFlag(flags.limit);
+  context.client(command);
+  const sandbox = await sandboxOnly(context.settings(command), 'logs list');
+  const found: RequestLogEntry[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const { items, cursor: next } = await sandbox.request<RequestLogPage>(
+      'GET',
+      `${sandbox.environment}/requests?${query({ ...filter, take: String(TAKE), cursor })}`,
+    );
+    found.push(...items);
+    if (next === null || (limit !== undefined && found.length >= limit)) break;
+    cursor = next;
+  }
+  // Newest first from the listing: the newest `limit` of them, printed oldest first as the tail prints.
+  const kept = (limit === undefined ? found : found.slice(0, limit)).reverse();
+  const color = useColor(terminal, terminal.stdout);
+  for (const entry of kept) terminal.stdout.write(format === 'json' ? `${safeJson(entry)}\n` : `${entryLine(entry, color)}\n`);
 }
 
 /**
@@ -169,10 +268,15 @@ async function since(page: (cursor?: string) => Promise<RequestLogPage>, last: n
   return found.reverse();
 }
 
+/** Waits `ms`, or less when `stopped` turns true meanwhile (checked every 50 ms). */
 function sleep(ms: number, stopped: () => boolean): Promise<void> {
   return new Promise((done) => {
-    if (stopped()) done();
-    else setTimeout(done, ms);
+    const started = Date.now();
+    const check = () => {
+      if (stopped() || Date.now() - started >= ms) done();
+      else setTimeout(check, Math.min(50, ms));
+    };
+    check();
   });
 }
 
@@ -225,7 +329,9 @@ export function entryDetail(entry: RequestLogEntry): string {
 }
 
 async function show(context: CommandContext, command: Command, id: string): Promise<void> {
-  const format = logFormat(context.options(command).format);
+  const given = context.options(command).format;
+  // One entry: readable unless JSON is asked for (a script reads it with --format json).
+  const format = logFormat(given ?? 'table', context.terminal.stdout);
   context.client(command);
   const sandbox: SandboxLink = await sandboxOnly(context.settings(command), 'logs show');
   const entry = await sandbox.request<RequestLogEntry>('GET', `${sandbox.environment}/requests/${encodeURIComponent(id)}`);
@@ -235,23 +341,45 @@ async function show(context: CommandContext, command: Command, id: string): Prom
 const TAIL_HELP = [
   'Prints each request to the service API the sandbox receives from now on, once, in the order it',
   'logged them: time, status, method and path, operation, duration, entry id, Idempotency-Key, fault',
-  'rule, and why it was refused. --format json prints each entry whole, one per line. Ctrl-C stops (exit 0).',
-  'The sandbox only: against the real service it says so and exits 1.',
+  'rule, and why it was refused. On a terminal these are readable lines; otherwise (a pipe, a file,',
+  'CI) each entry whole as one JSON line, as --format json prints it (--format table for the lines).',
+  'Ctrl-C or SIGTERM stops it (exit 0); so do --count N, --until TIME and --timeout DURATION, for a',
+  'script. In a script that signals it, run the bin itself (node_modules/.bin/payment-service-sdk), not',
+  'npx: npx does not pass the signal on. The sandbox only: against the real service it says so and exits 1.',
   '',
   'Example: payment-service-sdk logs tail --status 4xx --operation refund',
+  'Example: node_modules/.bin/payment-service-sdk logs tail --count 3 --timeout 30s > requests.jsonl',
 ].join('\n');
 
-/** Adds `logs tail` and `logs show` to the program. */
-export function registerLogs(program: Command, context: CommandContext): void {
-  const logs = program.command('logs').description("the sandbox's request log: every request to the service API and its answer");
-  logs
-    .command('tail')
-    .description('follow the request log live (sandbox only)')
+const LIST_HELP = [
+  'Prints what the request log already holds that matches the filters, oldest first, then exits 0:',
+  'the lines of logs tail on a terminal, JSON lines otherwise (--format json or table to choose).',
+  '',
+  'Example: payment-service-sdk logs list --since 2026-01-31T12:00:00Z --status 4xx --format json',
+].join('\n');
+
+/** The filters `logs tail` and `logs list` share. */
+function filterOptions(command: Command): Command {
+  return command
     .option('--status <status>', 'a status code (202) or a class (4xx, 5xx)')
     .option('--operation <operationId>', 'the operation, as openapi.json names it: createSession, refund, ...')
     .option('--idempotency-key <key>', 'requests with this Idempotency-Key')
+    .option('--since <time>', 'requests at or after this ISO 8601 date-time (sandbox clock)')
+    .option('--until <time>', 'requests at or before this ISO 8601 date-time (sandbox clock); a tail also stops then');
+}
+
+/** Adds `logs tail`, `logs list` and `logs show` to the program. */
+export function registerLogs(program: Command, context: CommandContext): void {
+  const logs = program.command('logs').description("the sandbox's request log: every request to the service API and its answer");
+  filterOptions(logs.command('tail').description('follow the request log live (sandbox only)'))
+    .option('--count <n>', 'stop after N entries (exit 0)')
+    .option('--timeout <duration>', 'stop after this long: 30s, 5m, 500ms (exit 0)')
     .addHelpText('after', `\n${TAIL_HELP}`)
     .action((flags: TailFlags, self: Command) => tail(context, self, flags));
+  filterOptions(logs.command('list').description('list what the request log already holds, oldest first (sandbox only)'))
+    .option('--limit <n>', 'the newest N matching entries only')
+    .addHelpText('after', `\n${LIST_HELP}`)
+    .action((flags: FilterFlags & { limit?: string }, self: Command) => list(context, self, flags));
   logs
     .command('show <id>')
     .description('one entry of the request log with both bodies (sandbox only); --format json for the entry as JSON')
