@@ -203,6 +203,49 @@ describe('logs tail filters, logs show', () => {
   });
 });
 
+describe('logs from a script (issue 37, item 1)', () => {
+  it('logs list prints what already happened with the filters and --since, oldest first, JSON lines off a terminal; exit 0', async () => {
+    const since = new Date(Date.now() - 1_000).toISOString();
+    await refusedCreate();
+    await refusedCreate();
+    const listed = await cli(['logs', 'list', '--since', since, '--status', '4xx', '--operation', 'createSession']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const entries = listed.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Entry);
+    expect(entries.length).toBeGreaterThanOrEqual(2);
+    expect(entries.every((entry) => entry.status === 400 && entry.operation === 'createSession')).toBe(true);
+    const numbers = entries.map((entry) => Number(entry.id.split('-').pop()));
+    expect(numbers).toEqual([...numbers].sort((a, b) => a - b));
+    const future = await cli(['logs', 'list', '--since', new Date(Date.now() + 3_600_000).toISOString()]);
+    expect(future).toMatchObject({ code: 0, stdout: '' });
+    for (const bad of ['-1', '99999', '2026-01-31']) {
+      const refused = await cli(['logs', 'list', '--since', bad]);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('--since must be an ISO 8601 date-time');
+    }
+  });
+
+  it('logs tail off a terminal writes JSON lines, and ends by itself with --count or --timeout (exit 0)', async () => {
+    const counted = run(['logs', 'tail', '--count', '2', '--timeout', '60s'], { env: envFor() });
+    const deadline = Date.now() + 30_000;
+    while (!counted.stderr().includes('Following') && Date.now() < deadline) await new Promise((done) => setTimeout(done, 50));
+    await refusedCreate();
+    await refusedCreate();
+    await refusedCreate();
+    expect((await counted.exit).code).toBe(0);
+    const lines = counted.stdout().trim().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ status: 400, operation: 'createSession' });
+    expect(counted.stderr()).toContain('Stops after 2 entries or after 60s');
+    const timed = await cli(['logs', 'tail', '--timeout', '300ms']);
+    expect(timed).toMatchObject({ code: 0, stdout: '' });
+    const bad = await cli(['logs', 'tail', '--count', '0']);
+    expect(bad.code).toBe(2);
+  });
+});
+
 describe('against a server that is not a sandbox', () => {
   it('logs tail and logs show say so in one line and exit 1', async () => {
     const requests: string[] = [];
