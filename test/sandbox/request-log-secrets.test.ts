@@ -178,6 +178,15 @@ describe('no secret reaches an entry, a page or a line (issue 37, item 9)', () =
     await raw(sandbox, 'GET', '/payment/sessions', { key: KEY });
     const [entry] = (await sandbox.requests.list({ take: 1 })).items;
     expect(entry?.requestHeaders['x-api-key']).toBe('sk_test_…2342');
+    // The default key too: its prefix and its last four, not `…dbox` alone.
+    const { sandbox: plain } = await startSandbox();
+    try {
+      await raw(plain, 'GET', '/payment/sessions');
+      const [own] = (await plain.requests.list({ take: 1 })).items;
+      expect(own?.requestHeaders['x-api-key']).toBe('sk_test_…dbox');
+    } finally {
+      await plain.close();
+    }
   });
 });
 
