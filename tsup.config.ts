@@ -18,6 +18,7 @@ const entry = {
   'queues/pg-boss': 'src/queues/pg-boss.ts',
   'queues/bullmq': 'src/queues/bullmq.ts',
   testcontainers: 'src/testcontainers/index.ts',
+  mcp: 'src/mcp/index.ts',
 };
 
 /**

@@ -64,7 +64,9 @@ const ALLOWED: Record<string, string[]> = {
   // The OpenAPI generator reads the schemas and the error codes; the sandbox serves its document.
   openapi: ['core', 'schemas', 'version.ts'],
   sandbox: ['core', 'schemas', 'helpers', 'testing', 'openapi', 'version.ts'],
-  cli: ['core', 'schemas', 'helpers', 'resources', 'sandbox', 'testing', 'client.ts', 'index.ts', 'version.ts'],
+  // The MCP server: tools from the endpoint table (openapi) and the sandbox's control routes, calls through the client.
+  mcp: ['core', 'schemas', 'resources', 'openapi', 'sandbox', 'client.ts', 'version.ts'],
+  cli: ['core', 'schemas', 'helpers', 'resources', 'sandbox', 'testing', 'mcp', 'client.ts', 'index.ts', 'version.ts'],
 };
 
 /** The part of the sandbox a file belongs to: its folder, a file of the request path's top, or `shared` (store, clock, records...). */

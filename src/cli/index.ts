@@ -7,6 +7,7 @@ import { isPageWorker, registerExport, servePages } from './export.js';
 import { BROKEN_PIPE, processTerminal, terminalSafe } from './io.js';
 import { registerListen } from './listen.js';
 import { registerLogs } from './logs.js';
+import { registerMcp } from './mcp.js';
 import { run } from './program.js';
 import { registerTrigger } from './trigger.js';
 
@@ -17,7 +18,7 @@ function main(): void {
     if (process.stdout.listenerCount('error') === 1) process.exit(BROKEN_PIPE);
   });
 
-  run(process.argv.slice(2), processTerminal(), [registerExport, registerListen, registerTrigger, registerLogs]).then(
+  run(process.argv.slice(2), processTerminal(), [registerExport, registerListen, registerTrigger, registerLogs, registerMcp]).then(
     (code) => {
       // A server (sandbox, listen) keeps running; anything else ends with its code.
       process.exitCode = code;
