@@ -2,16 +2,21 @@
  * `PaymentSandboxContainer`: the sandbox's container image as a testcontainers `GenericContainer`,
  * with builder methods for the sandbox's main settings.
  */
-import { GenericContainer } from 'testcontainers';
+import { GenericContainer, getContainerRuntimeClient } from 'testcontainers';
+import { ConfigurationError } from '../core/errors.js';
 import type { FaultRule } from '../sandbox/fault-rule.js';
 import { VERSION } from '../version.js';
 import {
+  bindOn,
+  checkEngineHost,
   checkFaultRules,
+  checkHostIp,
   checkHostPort,
   checkPosDelay,
   checkSeed,
   checkWebhookUrl,
   DATA_DIR,
+  DEFAULT_HOST_IP,
   dataVolumeSource,
   FAULTS_FILE,
   SANDBOX_PORT,
@@ -33,7 +38,8 @@ const STARTUP_LINE_TIMEOUT_MS = 10_000;
 
 /**
  * The sandbox of `payment-service-sdk sandbox` in a container, for tests in any testcontainers
- * setup. Port 4010 is published on a random host port; `start()` waits until the sandbox answers
+ * setup. Port 4010 is published on a random port of the host's `127.0.0.1` only (see
+ * {@link withHostIp} for another address); `start()` waits until the sandbox answers
  * and resolves to a {@link StartedPaymentSandboxContainer} that knows its address, webcode, keys
  * and client secrets.
  *
@@ -55,6 +61,8 @@ export class PaymentSandboxContainer extends GenericContainer {
   readonly #settings: SandboxContainerSettings = { webhookUrls: [] };
   #extraFlags: string[] = [];
   #hostNetwork = false;
+  #hostIp = DEFAULT_HOST_IP;
+  #hostIpGiven = false;
 
   /** @param image The image to run; default {@link PAYMENT_SANDBOX_IMAGE}. */
   constructor(image: string = PAYMENT_SANDBOX_IMAGE) {
@@ -105,6 +113,27 @@ export class PaymentSandboxContainer extends GenericContainer {
   }
 
   /**
+   * The address of the host the sandbox's port is published on; default `127.0.0.1`, so that only
+   * this machine reaches the sandbox, which in a container keeps the documented keys, client secrets
+   * and an open dashboard. `'0.0.0.0'` (or `'::'`) publishes it on every interface of the engine's
+   * machine, as a port published without an address is: anyone who reaches that machine then
+   * reaches the sandbox. Give an
+   * address when the engine runs on another machine than the tests (`DOCKER_HOST=tcp://docker:2375`,
+   * tests in a container of their own): there `start()` refuses the default, since the engine
+   * machine's loopback cannot be reached from here. Not with {@link withHostNetwork}, which
+   * publishes nothing (the sandbox then listens on the host's `127.0.0.1`).
+   *
+   * ```ts
+   * const sandbox = await new PaymentSandboxContainer().withHostIp('0.0.0.0').start();
+   * ```
+   */
+  withHostIp(address: string): this {
+    this.#hostIp = checkHostIp(address);
+    this.#hostIpGiven = true;
+    return this;
+  }
+
+  /**
    * Runs the container on the host's network (`--network host`), the sandbox listening on the
    * host's `127.0.0.1:port` (default: a free port picked at start), so that webhooks can reach a
    * receiver listening on the host's `127.0.0.1`. Needs a local Linux engine (Docker Engine or
@@ -125,7 +154,16 @@ export class PaymentSandboxContainer extends GenericContainer {
   /** Starts the container and waits until the sandbox answers `GET /openapi.json`. */
   override async start(): Promise<StartedPaymentSandboxContainer> {
     const settings = { ...this.#settings, webhookUrls: [...this.#settings.webhookUrls] };
-    if (this.#hostNetwork) {
+    if (this.#hostNetwork && this.#hostIpGiven)
+      throw new ConfigurationError(
+        'withHostIp',
+        "withHostIp publishes the sandbox's port on an address, and withHostNetwork publishes no port (the sandbox listens on the host's 127.0.0.1): use one of them",
+      );
+    if (!this.#hostNetwork) {
+      checkEngineHost((await getContainerRuntimeClient()).info.containerRuntime.host, this.#hostIp, this.#hostIpGiven);
+      // Every published port on the chosen address only: without one the engine binds 0.0.0.0 and ::.
+      this.hostConfig.PortBindings = bindOn(this.hostConfig.PortBindings, this.#hostIp);
+    } else {
       settings.hostPort ??= await freeLoopbackPort();
       // Nothing is published on the host's network: no port for testcontainers to map, no binding for the engine.
       this.exposedPorts = [];

@@ -4,6 +4,7 @@
  * arguments). Pure: no container runtime needed, so it is tested on its own.
  */
 import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { isAbsolute, resolve } from 'node:path';
 import { ConfigurationError } from '../core/errors.js';
 import type { FaultRule } from '../sandbox/fault-rule.js';
@@ -13,6 +14,13 @@ export const SANDBOX_PORT = 4010;
 
 /** Where the image keeps its state (`VOLUME /data`). */
 export const DATA_DIR = '/data';
+
+/**
+ * The host address the sandbox's port is published on unless `withHostIp` gives another: this
+ * machine's loopback only, as the README tells `docker run` users (`-p 127.0.0.1:4010:4010`). The
+ * sandbox in a container keeps the documented keys and an open dashboard.
+ */
+export const DEFAULT_HOST_IP = '127.0.0.1';
 
 /** Where a fault rules file is copied into the container, outside `/data` and any tmpfs. */
 export const FAULTS_FILE = '/payment-sandbox/faults.json';
@@ -88,6 +96,61 @@ export function checkHostPort(port: unknown): number {
   if (!isInteger(port, 1, 65_535))
     throw new ConfigurationError('withHostNetwork', `withHostNetwork needs a port from 1 to 65535, got ${String(port)}`);
   return port;
+}
+
+/** A host address to publish on: an IPv4 or IPv6 literal (`127.0.0.1`, `0.0.0.0`, `::1`, `192.168.1.20`). */
+export function checkHostIp(address: unknown): string {
+  const bare = typeof address === 'string' ? address.replace(/^\[(.*)\]$/, '$1') : '';
+  if (isIP(bare) === 0)
+    throw new ConfigurationError(
+      'withHostIp',
+      `withHostIp needs an IP address of the host ('127.0.0.1', '0.0.0.0', '::1'...), got ${JSON.stringify(address)}`,
+    );
+  return bare;
+}
+
+/** Whether `host` (an address or a name) is this machine's loopback: `localhost`, 127.0.0.0/8 or `::1`. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare.endsWith('.localhost') || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
+}
+
+/** One port binding of the Docker API's `HostConfig.PortBindings`. */
+export interface PortBinding {
+  HostIp?: string;
+  HostPort?: string;
+}
+
+/** Whether `address` is a wildcard: every interface. */
+export function isWildcard(address: string): boolean {
+  return address === '0.0.0.0' || address === '::';
+}
+
+/**
+ * The port bindings with `hostIp` on each that names no address of its own: without one, the
+ * engine publishes on every interface of its machine (`0.0.0.0` and `::`). A wildcard `hostIp` is
+ * left out, as the engine's own "every interface": podman 4's Docker API takes a `HostIp` of
+ * `0.0.0.0` literally, listens on it, and forwards nothing it receives (checked with podman 4.3).
+ * The host ports stay as they were (`0`, a random one, unless `withExposedPorts({ container, host })` fixed one).
+ */
+export function bindOn(bindings: Record<string, PortBinding[] | undefined> | undefined, hostIp: string): Record<string, PortBinding[]> {
+  const bound: Record<string, PortBinding[]> = {};
+  for (const [port, list] of Object.entries(bindings ?? {}))
+    bound[port] = (list ?? [{}]).map((binding) => (binding.HostIp || isWildcard(hostIp) ? binding : { ...binding, HostIp: hostIp }));
+  return bound;
+}
+
+/**
+ * Refuses the default loopback binding when the engine is on another machine (`DOCKER_HOST=tcp://docker:2375`,
+ * a test process in a container of its own): the port would be published on that machine's
+ * loopback, where this process cannot reach it. An address given with `withHostIp` is taken as it is.
+ */
+export function checkEngineHost(engineHost: string, hostIp: string, given: boolean): void {
+  if (given || !isLoopback(hostIp) || isLoopback(engineHost)) return;
+  throw new ConfigurationError(
+    'withHostIp',
+    `The container engine is reached at ${engineHost}, not on this machine's loopback: a port published on its ${hostIp} cannot be reached from here. Choose the address to publish on with withHostIp(...): the engine machine's address this process reaches, or '0.0.0.0' for all of its interfaces (then anyone who reaches that machine reaches the sandbox, its documented keys and its dashboard).`,
+  );
 }
 
 /** A Docker volume name: what the engine accepts as one (a path has a `/`, a volume name cannot). */
