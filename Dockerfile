@@ -17,7 +17,7 @@ RUN ["node", "-e", "require('node:fs').mkdirSync('/data', { recursive: true }); 
 # The CLI, owned by root: the sandbox's user cannot change its own code. dist's CommonJS files bundle
 # every dependency the sandbox loads (no node_modules); the health check beside them.
 COPY dist/*.cjs /app/dist/
-COPY scripts/container/healthcheck.cjs /app/healthcheck.cjs
+COPY container/healthcheck.cjs /app/healthcheck.cjs
 
 # The labels after the files: builds that differ only in them (npm run image's, a plain
 # `docker build .`) share the layers above.

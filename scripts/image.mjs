@@ -57,7 +57,7 @@ function buildDigest(files) {
     ...[...files].sort().map((file) => join('dist', file)),
     'Dockerfile',
     '.dockerignore',
-    join('scripts', 'container', 'healthcheck.cjs'),
+    join('container', 'healthcheck.cjs'),
   ];
   for (const file of inputs) {
     hash.update(file);

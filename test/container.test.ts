@@ -88,7 +88,7 @@ describe('the root Dockerfile', () => {
     const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
     expect(/^ARG VERSION=(.*)$/m.exec(dockerfile)?.[1]).toBe(VERSION);
     const copied = [...dockerfile.matchAll(/^COPY (?:--\S+ )*(\S+) /gm)].map((match) => match[1]);
-    expect(copied).toEqual(['dist/*.cjs', 'scripts/container/healthcheck.cjs']);
+    expect(copied).toEqual(['dist/*.cjs', 'container/healthcheck.cjs']);
     const rules = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
       .split('\n')
       .filter((line) => line.trim() !== '' && !line.startsWith('#'));

@@ -81,7 +81,7 @@ export function buildDigest(): string {
     .filter((name) => name.endsWith('.cjs'))
     .sort()
     .map((name) => join('dist', name));
-  for (const file of [...files, 'Dockerfile', '.dockerignore', join('scripts', 'container', 'healthcheck.cjs')]) {
+  for (const file of [...files, 'Dockerfile', '.dockerignore', join('container', 'healthcheck.cjs')]) {
     hash.update(file);
     hash.update(readFileSync(join(ROOT, file)));
   }
