@@ -6,6 +6,9 @@ import { join, relative, sep } from 'node:path';
 /** Files a user of the package reads or loads, beside everything under dist/. */
 const DOCUMENTS = ['package.json', 'README.md', 'CHANGELOG.md'];
 
+/** What `payment-service-sdk sandbox image` builds the container image from, beside dist's CommonJS files. */
+const IMAGE_FILES = ['Dockerfile', 'container/healthcheck.cjs'];
+
 /** Every file package.json points at (`main`, `module`, `types`, `bin`, each `exports` target), without `./`. */
 export function declaredFiles(manifest) {
   const targets = [manifest.main, manifest.module, manifest.types];
@@ -22,7 +25,8 @@ export function declaredFiles(manifest) {
 /**
  * The problems of a tarball holding `paths` (as `npm pack --json` lists them), packed from `root`
  * once dist/ is built there: a file missing (every file of dist/, every file package.json names,
- * the README, the CHANGELOG, a LICENSE when the repository has one), or a file that is not the
+ * the README, the CHANGELOG, the container image's Dockerfile and health check, a LICENSE when the
+ * repository has one), or a file that is not the
  * package's (sources, tests, examples, scripts, docs). Empty when the tarball is right.
  */
 export function tarballProblems(paths, root) {
@@ -35,9 +39,9 @@ export function tarballProblems(paths, root) {
         .map((entry) => relative(root, join(entry.parentPath, entry.name)).split(sep).join('/'))
     : [];
   const licenses = readdirSync(root).filter((name) => /^(LICENSE|LICENCE)(\.\w+)?$/i.test(name));
-  const required = [...new Set([...DOCUMENTS, ...licenses, ...declaredFiles(manifest), ...built])];
+  const required = [...new Set([...DOCUMENTS, ...IMAGE_FILES, ...licenses, ...declaredFiles(manifest), ...built])];
   const problems = required.filter((path) => !packed.has(path)).map((path) => `missing: ${path}`);
-  const allowed = (path) => path.startsWith('dist/') || DOCUMENTS.includes(path) || licenses.includes(path);
+  const allowed = (path) => path.startsWith('dist/') || DOCUMENTS.includes(path) || IMAGE_FILES.includes(path) || licenses.includes(path);
   problems.push(...paths.filter((path) => !allowed(path)).map((path) => `not the package's: ${path}`));
   return problems;
 }

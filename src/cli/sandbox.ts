@@ -14,6 +14,7 @@ import { addFaultRules, readFaultsFile } from './faults-file.js';
 import { EXIT, ExitError, httpUrl, type Terminal, UsageError } from './io.js';
 import { markStartFailed, prepareReadyFile, removeReadyFile, writeReadyFile } from './ready-file.js';
 import { describeVariables, withVariables } from './sandbox-env.js';
+import { registerSandboxImage } from './sandbox-image.js';
 import { registerSandboxSecret } from './sandbox-secret.js';
 import { registerSandboxTerminal, type SandboxCommandContext } from './sandbox-terminal.js';
 import { registerSandboxWait } from './sandbox-wait.js';
@@ -253,7 +254,7 @@ function banner(
   ].join('\n');
 }
 
-/** Adds `sandbox`, with `wait` and the running sandbox's `terminal` and `terminals` under it. */
+/** Adds `sandbox`, with `wait`, `image` and the running sandbox's `terminal` and `terminals` under it. */
 export function registerSandbox(program: Command, context: SandboxCommandContext): void {
   const { terminal } = context;
   const command = program
@@ -298,6 +299,7 @@ export function registerSandbox(program: Command, context: SandboxCommandContext
     .option('--faults <file>', 'add the fault rules of FILE (a JSON array, the shape of POST /_sandbox/faults) at start');
   describeVariables(command);
   registerSandboxWait(command, terminal);
+  registerSandboxImage(command, terminal);
   registerSandboxTerminal(command, context);
   registerSandboxSecret(command, context);
   command.action(async (own: SandboxFlags, self: Command) => {
