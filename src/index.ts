@@ -12,6 +12,7 @@ export {
   IdempotencyConflictError,
   type IdempotencyConflictReason,
   InvalidRequestError,
+  NotFoundError,
   PaymentServiceError,
   PermissionDeniedError,
   PosPaymentPendingError,

@@ -148,7 +148,7 @@ describe('help, version and exit codes', () => {
     }
   });
 
-  it('refuses what the SDK refuses, with its messages, before sending (exit 2); a service failure is exit 1', async () => {
+  it('refuses what the SDK refuses, with its messages, before sending (exit 2); a refusal is exit 1, no answer exit 5', async () => {
     const before = sandbox.records.counts().sessions;
     const invalid = await cli(['sessions', 'create', '--amount', '0', '--url-ok', 'nope', '--url-ko', 'https://shop.example/ko']);
     expect(invalid.code).toBe(2);
@@ -164,11 +164,79 @@ describe('help, version and exit codes', () => {
     }
     const missing = await cli(['sessions', 'get', 'SANDBOX-EXTT-1']);
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toMatch(/^payment-service-sdk: ApiError: Session not found\n$/);
+    expect(missing.stderr).toMatch(/^payment-service-sdk: NotFoundError: Session not found\n$/);
     const unreachable = await cli(['terminals', 'list'], { PAYMENT_SERVICE_BASE_URL: 'http://127.0.0.1:9' });
-    expect(unreachable.code).toBe(1);
+    expect(unreachable.code).toBe(5);
     expect(unreachable.stderr).toMatch(/ConnectionError/);
     expect(unreachable.stderr).not.toContain(sandbox.keys.test);
+  });
+
+  it('under --format json (or ndjson) a failure is one JSON line on stderr: name, message, status, code, traceId, exitCode', async () => {
+    const line = (stderr: string) => {
+      expect(stderr.endsWith('\n') && stderr.trimEnd().split('\n').length === 1, stderr).toBe(true);
+      return JSON.parse(stderr) as Record<string, unknown>;
+    };
+    const reference = `${sandbox.webcode}-PXTT-424242`;
+    const refused = await cli(['--format', 'json', 'refund', '--payment-reference', reference]);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(line(refused.stderr)).toEqual({
+      name: 'NotFoundError',
+      message: `paymentReference does not name a payment of this webcode in Test: ${reference} not found`,
+      status: 404,
+      code: 19404,
+      traceId: expect.stringMatching(/\S/),
+      exitCode: 1,
+    });
+    const denied = await cli(['terminals', 'list', '--format=ndjson'], { PAYMENT_SERVICE_API_KEY: 'sk_test_unknown' });
+    expect(denied.code).toBe(1);
+    expect(line(denied.stderr)).toMatchObject({ name: 'PermissionDeniedError', status: 403, code: 11008, exitCode: 1 });
+    expect(denied.stderr).not.toContain('sk_test_unknown');
+    const unreachable = await cli(['--format', 'json', 'terminals', 'list'], { PAYMENT_SERVICE_BASE_URL: 'http://127.0.0.1:9' });
+    expect(unreachable.code).toBe(5);
+    expect(line(unreachable.stderr)).toMatchObject({ name: 'ConnectionError', status: null, code: null, traceId: null, exitCode: 5 });
+    expect(unreachable.stderr).not.toContain(sandbox.keys.test);
+    const invalid = await cli([
+      '--format',
+      'json',
+      'sessions',
+      'create',
+      '--amount',
+      '0',
+      '--url-ok',
+      'nope',
+      '--url-ko',
+      'https://shop.example/ko',
+    ]);
+    expect(invalid.code).toBe(2);
+    expect(line(invalid.stderr)).toEqual({
+      name: 'RequestValidationError',
+      message: '--amount must be greater than 0; --url-ok must be an absolute http(s) URL (see --help)',
+      status: null,
+      code: null,
+      traceId: null,
+      exitCode: 2,
+      issues: [
+        { path: 'amount.value', flag: '--amount', message: 'must be greater than 0' },
+        { path: 'urlOk', flag: '--url-ok', message: 'must be an absolute http(s) URL' },
+      ],
+    });
+    for (const args of [
+      ['--format', 'json', 'bogus'],
+      ['--format', 'json', 'sessions', 'create'],
+      ['sessions', 'list', '--take', 'many', '--format', 'json'],
+    ]) {
+      const usage = await cli(args);
+      expect(usage.code, args.join(' ')).toBe(2);
+      expect(usage.stdout).toBe('');
+      expect(line(usage.stderr)).toMatchObject({
+        name: 'UsageError',
+        message: expect.stringMatching(/\(see --help\)$/),
+        status: null,
+        exitCode: 2,
+      });
+    }
+    // Without an explicit --format json, a failure stays a line of prose (also where data defaults to JSON, off a terminal).
+    expect((await cli(['refund', '--payment-reference', reference])).stderr).toMatch(/^payment-service-sdk: NotFoundError: /);
   });
 });
 

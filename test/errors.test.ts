@@ -11,6 +11,7 @@ import {
   ErrorCode,
   IdempotencyConflictError,
   InvalidRequestError,
+  NotFoundError,
   PaymentClient,
   PaymentServiceError,
   PermissionDeniedError,
@@ -123,6 +124,22 @@ describe('failure envelopes become typed errors', () => {
       type: PermissionDeniedError,
     },
     {
+      label: '404 / 19404 (an unknown payment)',
+      call: refund,
+      status: 404,
+      code: 19404,
+      message: 'paymentReference does not name a payment of this webcode in Test: SHOP1-PXTT-1 not found',
+      type: NotFoundError,
+    },
+    {
+      label: '404 without code (an unknown session)',
+      call: { method: 'get', path: `${T}/payment/session/SHOP1-EXTT-1`, run: (c) => c.sessions.retrieve('SHOP1-EXTT-1') },
+      status: 404,
+      code: undefined,
+      message: 'Not found',
+      type: NotFoundError,
+    },
+    {
       label: '409 / 13005',
       call: createPos,
       status: 409,
@@ -169,7 +186,8 @@ describe('failure envelopes become typed errors', () => {
     },
     { label: '500', call: listTerminals, status: 500, code: undefined, message: 'Internal error', type: ServerError },
     { label: '503', call: createSession, status: 503, code: undefined, message: 'Service unavailable', type: ServerError },
-    { label: '404', call: listTerminals, status: 404, code: undefined, message: 'Not found', type: ApiError },
+    { label: '404 (an unknown path)', call: listTerminals, status: 404, code: undefined, message: 'Not found', type: NotFoundError },
+    { label: '418', call: listTerminals, status: 418, code: undefined, message: 'Teapot', type: ApiError },
   ];
 
   it.each(cases)('$label → $type.name', async ({ call, status, code, message, headers, type, also = [] }) => {

@@ -69,11 +69,22 @@ console.log(JSON.stringify(result));
 }, 20_000);
 
 // `pg-boss` and `bullmq` (optional peers, devDependencies here) are for the follow-up queues only:
-// no other entry point loads either, ESM or CJS; queues/pg-boss loads neither (it takes the app's
-// boss), and queues/bullmq loads bullmq only.
-it('loads pg-boss and bullmq only from payment-service-sdk/queues/*', async () => {
+// no entry point loads either when imported, ESM or CJS; queues/pg-boss never does (it takes the
+// app's boss), and queues/bullmq imports bullmq on the queue's first use (so that importing it
+// without bullmq installed works, and the first use says what to install: test/optional-peers.test.ts).
+it('loads pg-boss and bullmq only from payment-service-sdk/queues/*, bullmq on first use', async () => {
   const root = fileURLToPath(new URL('..', import.meta.url));
-  const entries = ['index', 'testing', 'sandbox', 'stores/sqlite', 'stores/postgres', 'stores/redis', 'testcontainers', 'queues/pg-boss'];
+  const entries = [
+    'index',
+    'testing',
+    'sandbox',
+    'stores/sqlite',
+    'stores/postgres',
+    'stores/redis',
+    'testcontainers',
+    'queues/pg-boss',
+    'queues/bullmq',
+  ];
   const check = `
 import { registerHooks, createRequire } from 'node:module';
 const loaded = [];
@@ -86,10 +97,11 @@ for (const entry of ${JSON.stringify(entries)}) {
   require('./dist/' + entry + '.cjs');
   result[entry] = [from('pg-boss'), from('bullmq')];
 }
-await import(${JSON.stringify(new URL('../dist/queues/bullmq.mjs', import.meta.url).href)});
-result['queues/bullmq'] = [from('pg-boss'), from('bullmq') > 0];
+const { bullMqFollowUpQueue } = await import(${JSON.stringify(new URL('../dist/queues/bullmq.mjs', import.meta.url).href)});
+bullMqFollowUpQueue({ host: '127.0.0.1', port: 1 }); // made, not used: nothing loaded, nothing connected
+result.made = [from('pg-boss'), from('bullmq')];
 console.log(JSON.stringify(result));
 `;
   const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', check], { cwd: root });
-  expect(JSON.parse(stdout)).toEqual({ ...Object.fromEntries(entries.map((entry) => [entry, [0, 0]])), 'queues/bullmq': [0, true] });
+  expect(JSON.parse(stdout)).toEqual({ ...Object.fromEntries(entries.map((entry) => [entry, [0, 0]])), made: [0, 0] });
 }, 30_000);

@@ -113,11 +113,33 @@ describe('sqliteWebhookStore: its table', () => {
 });
 
 describe('postgresWebhookStoreMigration', () => {
-  it.each(NOT_NAMES)('refuses table %j, as the stores do', (table) => {
+  it.each(NOT_NAMES)('refuses table %j, saying it takes a table name and returns SQL', (table) => {
     expectTableError(
       thrown(() => postgresWebhookStoreMigration(table as string)),
+      /^postgresWebhookStoreMigration\(table\?\) takes the table's name \(a string/,
+      /returns the SQL that creates it/,
+    );
+  });
+
+  it.each(['', 'a.b.c', 'no-dashes', 'x'.repeat(64)])('refuses the malformed name %j, as the stores do', (table) => {
+    expectTableError(
+      thrown(() => postgresWebhookStoreMigration(table)),
       /table must be a table name or schema.table/,
     );
+  });
+
+  it('given the pool (as one easily does), says it takes a table name and returns SQL to run: no TypeError of a circular structure', async () => {
+    const pool = new pg.Pool({ connectionString: 'postgres://127.0.0.1:1/none', max: 1 }); // never connects: nothing is queried
+    const circular = Object.assign(pool, { self: pool });
+    const error = thrown(() => postgresWebhookStoreMigration(circular as unknown as string));
+    expectTableError(
+      error,
+      /takes the table's name \(a string, "name" or "schema.name"; default payment_webhook_events\) and returns the SQL that creates it/,
+      /it was given a pg Pool or Client/,
+      /await pool\.query\(postgresWebhookStoreMigration\(\)\)/,
+      /createTable: true/,
+    );
+    await pool.end();
   });
 
   it('makes the default table when none is given', () => {

@@ -5,19 +5,22 @@
  */
 
 /**
- * Exit codes: 0 done, 1 the service or the network failed, 2 the command line was wrong, 3 a
- * payment ended `failed` (declined), 4 a payment's outcome is not known yet (`timeout`, `pending`).
+ * Exit codes: 0 done, 1 the service refused or failed the request (it answered an error), or
+ * another failure, 2 the command line was wrong (nothing was sent), 3 a payment ended `failed`
+ * (declined), 4 a payment's outcome is not known yet (`timeout`, `pending`), 5 no answer from the
+ * service (network failure or timeout: the request may or may not have reached it).
  */
-export const EXIT = { ok: 0, failure: 1, usage: 2, paymentFailed: 3, outcomeUnknown: 4 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, paymentFailed: 3, outcomeUnknown: 4, noAnswer: 5 } as const;
 
 /** The exit codes as `--help` and the README list them. */
 export const EXIT_CODES_HELP = [
   'Exit codes:',
   '  0    done',
-  '  1    the service or the network failed',
+  '  1    the service refused or failed the request (an API error: 4xx, 5xx), or another failure',
   '  2    usage mistake (nothing was sent)',
   '  3    pos pay: the payment ended failed (declined); the record is on stdout',
   '  4    pos pay: the outcome is not known yet (timeout, still pending after recovery); the record is on stdout',
+  '  5    no answer from the service: a network failure or a timeout (the request may have reached it)',
   '  130  interrupted (Ctrl-C)',
   '  141  the reader of stdout went away (| head)',
 ].join('\n');
@@ -41,15 +44,19 @@ export function httpUrl(option: string, value: string): string {
   throw new UsageError(`--${option} must be an absolute http(s) URL, got ${value}`);
 }
 
-/** A failure whose message and exit code were decided elsewhere (the export's page worker). */
+/**
+ * A failure whose message and exit code were decided elsewhere (the export's page worker); its
+ * `cause`, when an SDK error, gives `--format json`'s error line its status, code and trace id.
+ */
 export class ExitError extends Error {
   override name = 'ExitError';
 
   constructor(
     message: string,
     readonly exitCode: number,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

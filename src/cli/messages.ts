@@ -2,7 +2,7 @@
  * The SDK's errors in the CLI's words: a field path becomes the flag that set it, a client option
  * the flag, the variable and the `config set` that give it. Secrets are never part of a message.
  */
-import type { ConfigurationError, RequestValidationError } from '../index.js';
+import { ApiError, type ConfigurationError, RequestValidationError } from '../index.js';
 import { ENV_NAMES, type ProfileKey } from './config.js';
 
 /** Each setting as a person knows it: its name in a sentence and its flag. */
@@ -51,4 +51,63 @@ export function settingMessage(error: ConfigurationError): string {
   const { noun, flag } = SETTINGS[error.option];
   const said = error.message.replace(`Option "${error.option}"`, `the ${noun}`).replace(/^A /, 'a ');
   return `${said}: fix ${flag}, ${ENV_NAMES[error.option]} or the profile's ${error.option} (config show says which is used)`;
+}
+
+/**
+ * A failure as `--format json` (or `ndjson`) writes it: one JSON line on stderr, the same fields for
+ * every failure. `status`, `code` and `traceId` are the service's answer's (`null` when there was
+ * none: a usage mistake, a network failure); `name` is the SDK error's class (`NotFoundError`,
+ * `ConnectionError`, ...) or `UsageError`; `exitCode` is the process's. A refused request
+ * (`RequestValidationError`) adds `issues`, each with the flag that set the field.
+ */
+export interface ErrorLine {
+  name: string;
+  message: string;
+  status: number | null;
+  code: number | null;
+  traceId: string | null;
+  exitCode: number;
+  issues?: { path: string; flag: string; message: string }[];
+}
+
+/** The SDK error behind `error`: itself, or the `cause` of a failure the CLI worded (an offline terminal). */
+function apiErrorOf(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  return cause instanceof ApiError ? cause : undefined;
+}
+
+/** The {@link ErrorLine} of a failure: `message` as the prose line says it, without its `Name: ` prefix. */
+export function errorLine(error: unknown, message: string, exitCode: number, name?: string): ErrorLine {
+  const api = apiErrorOf(error);
+  const named = name ?? (error instanceof Error ? error.name : 'Error');
+  const text = message.startsWith(`${named}: `) ? message.slice(named.length + 2) : message;
+  return {
+    name: named,
+    message: text,
+    status: api?.status ?? null,
+    code: api?.code ?? null,
+    traceId: api?.traceId ?? null,
+    exitCode,
+    ...(error instanceof RequestValidationError && {
+      issues: error.issues.map((issue) => ({ path: issue.path, flag: issue.path ? flagOf(issue.path) : '', message: issue.message })),
+    }),
+  };
+}
+
+/**
+ * Whether a command line asks for its errors as JSON: `--format json` or `--format ndjson` given
+ * (as `--format=json` too). Read from the words themselves, so that a mistake the parser stops at
+ * before reading `--format` is still written so. The default format (JSON off a terminal) keeps
+ * errors in prose: only an explicit `--format` changes them.
+ */
+export function wantsJsonErrors(argv: readonly string[]): boolean {
+  let format: string | undefined;
+  for (let index = 0; index < argv.length; index++) {
+    const word = argv[index] ?? '';
+    if (word === '--') break;
+    if (word === '--format') format = argv[++index];
+    else if (word.startsWith('--format=')) format = word.slice('--format='.length);
+  }
+  return format === 'json' || format === 'ndjson';
 }

@@ -6,6 +6,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import {
   ConfigurationError,
+  ConnectionError,
   decodeRedirectData,
   type Environment,
   type Paginator,
@@ -15,6 +16,7 @@ import {
   PosPaymentPendingError,
   RequestValidationError,
   TerminalCommunicationError,
+  TimeoutError,
 } from '../index.js';
 import { VERSION } from '../version.js';
 import { parseAmount } from './amount.js';
@@ -29,6 +31,7 @@ import {
   ExitError,
   type Format,
   formatOf,
+  safeJson,
   say,
   type Terminal,
   terminalSafe,
@@ -37,7 +40,7 @@ import {
   writeRecords,
 } from './io.js';
 import { KeySource } from './key-source.js';
-import { missingSetting, settingMessage, validationMessage } from './messages.js';
+import { errorLine, missingSetting, settingMessage, validationMessage, wantsJsonErrors } from './messages.js';
 import { ask, whyNotAsk } from './prompt.js';
 import { integer, registerSandbox } from './sandbox.js';
 
@@ -273,6 +276,7 @@ function posFailure(context: CommandContext, command: Command, error: unknown, p
       `terminal ${poiId} is offline or unreachable (${error.status}, ${error.code ?? 'no code'}: ${error.message}): ` +
         'check that it is on and connected, or pick another (terminals list)',
       EXIT.failure,
+      { cause: error },
     );
   }
   if (error instanceof PosPaymentPendingError) {
@@ -589,14 +593,42 @@ export function failure(error: unknown): { message: string; code: number } {
   if (error instanceof UsageError) return { message: `${error.message} (see --help)`, code: EXIT.usage };
   if (error instanceof RequestValidationError) return { message: `${validationMessage(error)} (see --help)`, code: EXIT.usage };
   if (error instanceof ConfigurationError) return { message: settingMessage(error), code: EXIT.usage };
+  // No answer at all: the request may or may not have reached the service (a keyed write can be resent as it was).
+  if (error instanceof ConnectionError || error instanceof TimeoutError)
+    return { message: `${error.name}: ${error.message}`, code: EXIT.noAnswer };
   if (error instanceof PaymentServiceError) return { message: `${error.name}: ${error.message}`, code: EXIT.failure };
   if (error instanceof CancelledError) return { message: error.message, code: EXIT.failure };
   return { message: error instanceof Error ? error.message : String(error), code: EXIT.failure };
 }
 
+/**
+ * Writes a failure on stderr: one line of prose, or under an explicit `--format json` / `ndjson`
+ * one JSON line ({@link errorLine}: `name`, `message`, `status`, `code`, `traceId`, `exitCode`).
+ */
+function reportFailure(terminal: Terminal, json: boolean, error: unknown, message: string, code: number, name?: string): void {
+  if (json) terminal.stderr.write(`${safeJson(errorLine(error, message, code, name))}\n`);
+  else terminal.stderr.write(`payment-service-sdk: ${terminalSafe(message, true)}\n`);
+}
+
 /** Runs the CLI on `argv` (without node and the script); resolves with the exit code. */
 export async function run(argv: string[], terminal: Terminal, extensions: Parameters<typeof buildProgram>[1] = []): Promise<number> {
   const program = buildProgram(createContext(terminal), extensions);
+  const json = wantsJsonErrors(argv);
+  if (json) {
+    // A usage mistake commander finds (an unknown option or command, a missing argument): the same line, as JSON.
+    const usage = (text: string) => {
+      const message = `${text
+        .replace(/^error: /, '')
+        .trim()
+        .replaceAll(/\s*\n\s*/g, ' ')} (see --help)`;
+      reportFailure(terminal, true, undefined, message, EXIT.usage, 'UsageError');
+    };
+    const walk = (command: Command): void => {
+      command.configureOutput({ outputError: usage });
+      for (const sub of command.commands) walk(sub);
+    };
+    walk(program);
+  }
   try {
     await program.parseAsync(argv, { from: 'user' });
     return EXIT.ok;
@@ -609,7 +641,7 @@ export async function run(argv: string[], terminal: Terminal, extensions: Parame
       return EXIT.usage;
     }
     const { message, code } = failure(error);
-    terminal.stderr.write(`payment-service-sdk: ${terminalSafe(message, true)}\n`);
+    reportFailure(terminal, json, error, message, code, error instanceof UsageError ? 'UsageError' : undefined);
     return code;
   }
 }

@@ -219,6 +219,15 @@ export class PermissionDeniedError extends ApiError {
   override name = 'PermissionDeniedError';
 }
 
+/**
+ * 404: the record the request names does not exist in the key's environment and webcode (an
+ * unknown `sessionId`, `paymentReference` or `posPaymentId`), or no such path. The reference shows
+ * no 404; the sandbox answers 404 with its code 19404 and a message naming the field and the value.
+ */
+export class NotFoundError extends ApiError {
+  override name = 'NotFoundError';
+}
+
 /** 409: the request conflicts with the service's state. */
 export class ConflictError extends ApiError {
   override name = 'ConflictError';

@@ -7,6 +7,7 @@ import {
   ErrorCode,
   IdempotencyConflictError,
   InvalidRequestError,
+  NotFoundError,
   PermissionDeniedError,
   RateLimitError,
   type RequestContext,
@@ -141,6 +142,7 @@ function toApiError(status: number, failure: Failure | undefined, details: ApiEr
   if (status === 400) return new InvalidRequestError(message, details);
   if (status === 401) return new AuthenticationError(message, details);
   if (status === 403) return new PermissionDeniedError(message, details);
+  if (status === 404) return new NotFoundError(message, details);
   if (status === 409) {
     if (code === ErrorCode.TERMINAL_BUSY) return new TerminalBusyError(message, details);
     const reason = idempotencyReason(failure?.message);

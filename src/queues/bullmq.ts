@@ -1,8 +1,11 @@
 /**
  * `payment-service-sdk/queues/bullmq`: the follow-ups' queue on BullMQ 6 (Redis), through the app's
- * own connection. `bullmq` is loaded by this subpath only.
+ * own connection. `bullmq` (an optional peer dependency) is loaded by this subpath only, on the
+ * queue's first use: importing the subpath without it works, and the first `schedule` or `start`
+ * rejects with a `ConfigurationError` saying to install it.
  */
-import { type ConnectionOptions, Queue, Worker } from 'bullmq';
+import type { ConnectionOptions, Queue, Worker } from 'bullmq';
+import { ConfigurationError } from '../core/errors.js';
 import type { FollowUpJob, FollowUpQueue } from '../follow-ups/queue.js';
 import { milliseconds, optionsObject, queueName, scheduleArguments, startArguments, UNLIMITED_RETRIES } from './options.js';
 
@@ -40,6 +43,34 @@ export interface BullMqFollowUpQueueOptions {
 }
 
 const FN = 'bullMqFollowUpQueue';
+
+/** What to do when `bullmq` is absent: the same words whatever the runtime's own error says. */
+export const BULLMQ_MISSING =
+  'payment-service-sdk/queues/bullmq needs the bullmq package (an optional peer dependency, version 6), which is not installed: npm install bullmq@^6';
+
+/** Whether `error` is the runtime's "no such package" for `name` (ESM's `ERR_MODULE_NOT_FOUND`, CommonJS's `MODULE_NOT_FOUND`). */
+function isMissingPackage(error: unknown, name: string): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') &&
+    typeof message === 'string' &&
+    (message.includes(`'${name}'`) || message.includes(`"${name}"`))
+  );
+}
+
+let loading: Promise<typeof import('bullmq')> | undefined;
+
+/** `bullmq`, imported once; a `ConfigurationError` naming the package to install when it is absent. */
+function loadBullMq(): Promise<typeof import('bullmq')> {
+  loading ??= import('bullmq').catch((error: unknown) => {
+    loading = undefined; // installed later in a long-lived process (a REPL): try again
+    if (!isMissingPackage(error, 'bullmq')) throw error;
+    const missing = new ConfigurationError('bullmq', BULLMQ_MISSING);
+    missing.cause = error;
+    throw missing;
+  });
+  return loading;
+}
 /** The name of every job: the queue holds follow-up checks only. */
 const JOB_NAME = 'follow-up';
 
@@ -77,7 +108,9 @@ export function bullMqJobId(jobId: string): string {
  * const queue = bullMqFollowUpQueue(redis);
  * ```
  *
- * Throws a TypeError naming the option at fault for a missing connection or a bad option.
+ * Throws a TypeError naming the option at fault for a missing connection or a bad option. Without
+ * `bullmq` installed, the first `schedule` or `start` rejects with a `ConfigurationError`
+ * ({@link BULLMQ_MISSING}: `npm install bullmq@^6`).
  */
 export function bullMqFollowUpQueue(connection: BullMqConnection, options?: BullMqFollowUpQueueOptions): FollowUpQueue {
   if (connection === null || typeof connection !== 'object') {
@@ -100,11 +133,16 @@ export function bullMqFollowUpQueue(connection: BullMqConnection, options?: Bull
     async schedule(job: FollowUpJob, delayMs: number) {
       scheduleArguments(FN, job, delayMs);
       // Opened on first use: a process that never schedules holds no connection.
-      queue ??= new Queue(settings.name, base);
+      if (queue === undefined) {
+        const { Queue } = await loadBullMq();
+        queue ??= new Queue(settings.name, base);
+      }
       await queue.add(JOB_NAME, job, { ...jobOptions, jobId: bullMqJobId(job.id), delay: Math.ceil(delayMs) });
     },
     async start(handler, startOptions) {
       const concurrency = startArguments(FN, handler, startOptions);
+      if (worker !== undefined) throw new TypeError(`${FN}: start was called twice without stop`);
+      const { Worker } = await loadBullMq();
       if (worker !== undefined) throw new TypeError(`${FN}: start was called twice without stop`);
       worker = new Worker(settings.name, async (job) => handler(job.data as FollowUpJob), {
         ...base,

@@ -79,10 +79,12 @@ export const amountValue = hinted(
   INTEGER,
 );
 
+const CURRENCY_MESSAGE = 'must be one of EUR, GBP, USD (uppercase)';
+
 /** An amount as sent in a request. */
 export const AmountParams = z.strictObject({
   value: amountValue,
-  currency: z.enum(CURRENCIES, { error: expects('must be one of EUR, GBP, USD (uppercase)') }),
+  currency: z.enum(CURRENCIES, { error: expects(CURRENCY_MESSAGE) }),
 });
 
 /**
@@ -92,18 +94,16 @@ export const AmountParams = z.strictObject({
  * before anything is sent (`RequestValidationError` at `amount.currency`); fields of an amount other
  * than `value` and `currency` (a read amount keeps the unknown ones) are not sent.
  */
-export const ModificationAmountParams = hinted(
-  z.object({
-    value: amountValue,
-    currency: hinted(
-      z
-        .string({ error: expects('must be one of EUR, GBP, USD (uppercase)') })
-        .check(z.refine(isCurrency, 'must be one of EUR, GBP, USD (uppercase)')) as z.ZodMiniType<OpenEnum<Currency>, OpenEnum<Currency>>,
-      { enum: CURRENCIES },
-    ),
-  }),
-  { additionalProperties: false },
-);
+export const ModificationAmountParams = z.object({
+  value: amountValue,
+  currency: hinted(
+    z.string({ error: expects(CURRENCY_MESSAGE) }).check(z.refine(isCurrency, CURRENCY_MESSAGE)) as z.ZodMiniType<
+      OpenEnum<Currency>,
+      OpenEnum<Currency>
+    >,
+    { enum: CURRENCIES },
+  ),
+});
 
 /** An integer, as the service's counts and cents are. */
 export const integer = hinted(z.number().check(z.refine(Number.isSafeInteger, 'must be an integer')), INTEGER);

@@ -6,7 +6,7 @@
 import { ConfigurationError } from '../core/errors.js';
 import { checkStoreArguments, claimLost, newClaimToken, type WebhookClaim, type WebhookStore } from '../helpers/webhook-store.js';
 import { type ColumnShape, checkColumns } from './shape.js';
-import { tableOption } from './table.js';
+import { DEFAULT_TABLE, tableOption } from './table.js';
 
 /**
  * What the store needs of a connection: a `pg` `Pool`, `Client` or `PoolClient` (node-postgres 8),
@@ -56,9 +56,11 @@ export interface PostgresWebhookStoreOptions {
  * The SQL that creates the store's table (`CREATE TABLE IF NOT EXISTS`), for your migrations.
  * `table` is the same option as the store's (default `payment_webhook_events`). The columns:
  * `key` (primary key), `token` of the current claim, `lease_until`, and `done_at` once the
- * callback succeeded.
+ * callback succeeded. It runs nothing: `await pool.query(postgresWebhookStoreMigration())`. Given
+ * anything but a string (the pool, say), it throws a `ConfigurationError` saying so.
  */
 export function postgresWebhookStoreMigration(table?: string): string {
+  if (table !== undefined && typeof table !== 'string') throw new ConfigurationError('table', migrationArgument(table));
   const name = pgTable(table);
   return `CREATE TABLE IF NOT EXISTS ${name} (
   key text PRIMARY KEY,
@@ -67,6 +69,17 @@ export function postgresWebhookStoreMigration(table?: string): string {
   done_at timestamptz
 );
 `;
+}
+
+/** Why `postgresWebhookStoreMigration` refuses `given`: what it takes and returns, and what to do with a pool. */
+function migrationArgument(given: unknown): string {
+  const queryable = typeof (given as { query?: unknown } | null)?.query === 'function';
+  const what = queryable ? 'a pg Pool or Client' : given === null ? 'null' : `a ${typeof given}`;
+  return (
+    `postgresWebhookStoreMigration(table?) takes the table's name (a string, "name" or "schema.name"; default ${DEFAULT_TABLE}) ` +
+    `and returns the SQL that creates it; it was given ${what}. It runs nothing: run the SQL yourself, ` +
+    `await pool.query(postgresWebhookStoreMigration()), or pass createTable: true to postgresWebhookStore`
+  );
 }
 
 /** `CREATE TABLE IF NOT EXISTS` racing in two sessions can still collide on the catalog: the table then exists. */

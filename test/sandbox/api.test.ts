@@ -10,6 +10,7 @@ import {
   decodeRedirectData,
   IdempotencyConflictError,
   InvalidRequestError,
+  NotFoundError,
   PaymentClient,
   PermissionDeniedError,
   RedirectDataError,
@@ -277,6 +278,13 @@ describe('online payments (Test)', () => {
     const result = await raw(ctx.sandbox, 'GET', `/payment/session/${ctx.sandbox.webcode}-EXTT-1`);
     expect(result.status).toBe(404);
     expect(failureOf(result).statusCode).toBe(404);
+    await expect(ctx.test.sessions.retrieve(`${ctx.sandbox.webcode}-EXTT-1`)).rejects.toBeInstanceOf(NotFoundError);
+    const unknown = `${ctx.sandbox.webcode}-EXTT-2`;
+    await expect(ctx.test.sessions.listModifications(unknown)).rejects.toMatchObject({
+      name: 'NotFoundError',
+      code: 19404,
+      message: `sessionId does not name a session of this webcode in Test: ${unknown} not found`,
+    });
   });
 });
 
@@ -891,10 +899,29 @@ describe('modifications', () => {
     // A pre-authorisation is captured before it is refunded.
     const preAuth = await paidSession(ctx.test, { isPreAuth: true });
     await expect(ctx.test.modifications.refund({ paymentReference: preAuth.paymentReference })).rejects.toMatchObject({ status: 400 });
-    // Unknown payment: 404.
-    await expect(ctx.test.modifications.refund({ paymentReference: `${ctx.sandbox.webcode}-PXTT-999999` })).rejects.toMatchObject({
-      status: 404,
-    });
+    // Unknown payment: 404 / 19404, a NotFoundError naming the field and the reference.
+    const unknown = `${ctx.sandbox.webcode}-PXTT-999999`;
+    for (const call of [
+      () => ctx.test.modifications.refund({ paymentReference: unknown }),
+      () => ctx.test.modifications.capture({ paymentReference: unknown }),
+      () => ctx.test.modifications.cancel({ paymentReference: unknown }),
+    ]) {
+      const error = await call().then(
+        () => expect.fail('resolved'),
+        (caught: unknown) => caught,
+      );
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(error).toMatchObject({
+        status: 404,
+        code: 19404,
+        message: `paymentReference does not name a payment of this webcode in Test: ${unknown} not found`,
+      });
+    }
+    // The request log's issue names the field too.
+    const [logged] = (await ctx.sandbox.requests.list({ status: 404, operation: 'refund' })).items;
+    expect(logged?.issues).toEqual([
+      { path: 'paymentReference', message: `paymentReference does not name a payment of this webcode in Test: ${unknown} not found` },
+    ]);
     // A failed POS payment is not refundable.
     const failed = await ctx.test.pos.createPayment({ poiId: 'V400m-TEST-000001', amount: EUR(1077) });
     await expect(ctx.test.modifications.refund({ paymentReference: failed.posPaymentId })).rejects.toMatchObject({ status: 400 });

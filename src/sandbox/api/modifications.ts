@@ -2,12 +2,24 @@
 import type { Environment } from '../../core/options.js';
 import type { ModificationRecord, StoredAmount } from '../records.js';
 import { recordTimestamp } from '../records.js';
-import { invalid } from '../responses.js';
+import { invalid, SANDBOX_CODES, ServiceFailure } from '../responses.js';
 import { amountOf, listingParams, optionalString, requiredString } from '../validation.js';
-import { type Answer, type ApiContext, INFIX, JOB, meta, notFound, numberedId } from './context.js';
+import { type Answer, type ApiContext, INFIX, JOB, meta, numberedId } from './context.js';
 import { refundEvent } from './events.js';
 
 type OperationType = ModificationRecord['operationType'];
+
+/**
+ * 404 / 19404 for a reference that names no record of the tenant in this environment: the field
+ * first (so that the request log's issue names it), then the reference as sent.
+ */
+function unknownReference(field: string, what: string, environment: Environment, reference: string): ServiceFailure {
+  return new ServiceFailure(
+    404,
+    SANDBOX_CODES.notFound,
+    `${field} does not name ${what} of this webcode in ${environment === 'test' ? 'Test' : 'Live'}: ${reference} not found`,
+  );
+}
 
 function modificationView(record: ModificationRecord) {
   return {
@@ -48,7 +60,7 @@ export class Modifications {
         customReference: session.customReference,
       };
     const pos = store.posPayments.get(reference);
-    if (pos?.environment !== environment) throw notFound('Payment');
+    if (pos?.environment !== environment) throw unknownReference('paymentReference', 'a payment', environment, reference);
     if (pos.status !== 'success') throw invalid(`Payment ${reference} is not authorised (status ${pos.status})`);
     return { amount: pos.amount, isPreAuth: pos.isPreAuth, sessionId: pos.posPaymentId, customReference: pos.customReference };
   }
@@ -133,7 +145,10 @@ export class Modifications {
   of(environment: Environment, kind: 'session' | 'pos', id: string): Answer {
     const { store } = this.#context;
     const owner = kind === 'session' ? store.sessions.get(id) : store.posPayments.get(id);
-    if (owner?.environment !== environment) throw notFound(kind === 'session' ? 'Session' : 'POS payment');
+    if (owner?.environment !== environment)
+      throw kind === 'session'
+        ? unknownReference('sessionId', 'a session', environment, id)
+        : unknownReference('posPaymentId', 'a POS payment', environment, id);
     const records = store.modifications.all({ environment, session_id: id });
     return {
       status: 200,
