@@ -23,3 +23,4 @@ export { SANDBOX_TOOL_ROUTES } from './sandbox-tools.js';
 export { createMcpServer, listedTool, type McpServerOptions, type McpServerParts, mcpServerParts } from './server.js';
 export { CALLS, MONEY_MOVES } from './service-tools.js';
 export type { McpTool, MoneyMove, ToolAnnotations, ToolCall } from './tool.js';
+export { toolsMarkdown } from './tools-doc.js';
