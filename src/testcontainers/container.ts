@@ -28,8 +28,9 @@ import { freeLoopbackPort, readCredentials } from './startup.js';
 import { SandboxReadyStrategy } from './wait.js';
 
 /**
- * The image a `PaymentSandboxContainer` runs by default: the one `npm run image` builds from this
- * package's repository, tagged with the package's version (`payment-service-sdk/sandbox:0.1.0`).
+ * The image a `PaymentSandboxContainer` runs by default, tagged with the package's version
+ * (`payment-service-sdk/sandbox:0.1.0`): the one `npx payment-service-sdk sandbox image` builds
+ * from the installed package (or `npm run image` from a clone of its repository).
  */
 export const PAYMENT_SANDBOX_IMAGE = `payment-service-sdk/sandbox:${VERSION}`;
 
