@@ -16,6 +16,7 @@ import { decodeRedirectData, PaymentClient, parseWebhook } from '../dist/index.m
 import { containerSection, printContainer } from './container.mjs';
 import { duplicatesSection, printDuplicates } from './duplicates.mjs';
 import { followUpQueueSection, followUpScheduleSection, printFollowUpQueues, printFollowUpSchedule } from './follow-ups.mjs';
+import { mcpSection, printMcp } from './mcp.mjs';
 import { posSection, printPos } from './pos.mjs';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12);
@@ -64,10 +65,10 @@ const WEBHOOK_STORE_TARGETS_MS = { memory: 0.05, sqlite: 1, postgres: 2, redis: 
 const REQUEST_LOG = { level: 12_000, createsRatio: 0.95, rssMB: 10, windows: 8 };
 /**
  * `BENCH_ONLY=export`, `store`, `request-log`, `webhook-stores`, `container`, `duplicates` or
- * `follow-ups` or `pos`: that section alone (none needs the peer SDKs of bench/node_modules).
+ * `follow-ups`, `pos` or `mcp`: that section alone (none needs the peer SDKs of bench/node_modules).
  */
 const ONLY = process.env.BENCH_ONLY;
-const SECTIONS = ['export', 'store', 'request-log', 'webhook-stores', 'container', 'duplicates', 'follow-ups', 'pos'];
+const SECTIONS = ['export', 'store', 'request-log', 'webhook-stores', 'container', 'duplicates', 'follow-ups', 'pos', 'mcp'];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
@@ -268,6 +269,7 @@ const ALONE = {
   container: async () => printContainer(await containerSection(), table),
   duplicates: async () => printDuplicates(await duplicatesSection(), table),
   pos: async () => printPos(await posSection(), table),
+  mcp: async () => printMcp(await mcpSection(), table),
 };
 if (ONLY in ALONE) {
   server.kill();
@@ -978,6 +980,8 @@ await followUpsBench();
 /** Issue 32: the queues' overhead per check (on their own PostgreSQL and Redis) and the default schedule's cost. */
 // Issue 36: preparing a POS charge adds nothing to the call; checkPayment's requests per call.
 results.pos = await posSection();
+// Issue 38: spawn to tools/list, and a tool call over the same SDK call.
+results.mcp = await mcpSection();
 
 async function followUpsBench() {
   const servers = webhookStoreServers();
@@ -1401,6 +1405,7 @@ printWebhookStores(results.webhookStores);
 printFollowUpQueues(results.followUpQueues, table);
 printFollowUpSchedule(results.followUpSchedule, table);
 printPos(results.pos, table);
+printMcp(results.mcp, table);
 
 const { bundle } = results;
 table(
