@@ -53,6 +53,7 @@ const SUBPATH_MARKERS = {
   'queues/pg-boss': ["needs the app's started pg-boss 12 PgBoss", 'c8a7d0b4-3f0e-4a52-9a43-5b0f1f7c2e61'],
   'queues/bullmq': ['needs what BullMQ takes as connection'],
   testcontainers: ['withHostNetwork needs', '/payment-sandbox/faults.json'],
+  mcp: ['The MCP token must be at least 16 characters', 'Idempotency-Key of this write. Leave it out'],
 };
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -73,7 +74,7 @@ const sources = await build({
   logLevel: 'silent',
 });
 const sourceInputs = Object.keys(sources.metafile.inputs);
-const leakedSources = sourceInputs.filter((path) => /^src\/(sandbox|testing|cli|stores|queues|testcontainers)\//.test(path));
+const leakedSources = sourceInputs.filter((path) => /^src\/(sandbox|testing|cli|stores|queues|testcontainers|mcp)\//.test(path));
 for (const path of leakedSources) problems.push(`src/index.ts imports ${path}`);
 
 // 2. The root bundle, dependencies included, split at dynamic imports.
@@ -155,8 +156,8 @@ for (const [name, markers] of Object.entries(SUBPATH_MARKERS)) {
 const bundleInputs = Object.keys(bundle.metafile.inputs);
 for (const path of bundleInputs.filter(
   (input) =>
-    /^dist\/(sandbox|testing|cli|stores\/|queues\/|testcontainers)/.test(input) ||
-    /\/(msw|pg|pg-boss|bullmq|redis|@redis|testcontainers)\//.test(input),
+    /^dist\/(sandbox|testing|cli|stores\/|queues\/|testcontainers|mcp)/.test(input) ||
+    /\/(msw|pg|pg-boss|bullmq|redis|@redis|testcontainers|@modelcontextprotocol)\//.test(input),
 )) {
   problems.push(`the root bundle includes ${path}`);
 }
