@@ -69,34 +69,38 @@ function successEnvelope(data: JsonObject, dataRequired: boolean): JsonObject {
 /** The answers of one status: the causes in the description, one example per documented code. */
 function failureResponse(status: number, failures: readonly DocumentedFailure[]): JsonObject {
   const codes = failures.map((failure) => failure.code).filter((code) => code !== null);
+  // An example per documented code, and per code the sandbox answers where the reference shows none.
   const examples = Object.fromEntries(
-    failures
-      .filter((failure) => failure.code !== null)
-      .map((failure) => [
-        String(failure.code),
-        {
-          summary: failure.cause,
-          value: { success: false, error: { message: failure.message, code: failure.code, statusCode: status, traceId: 'trace-0001' } },
-        },
-      ]),
+    failures.flatMap((failure) => {
+      const code = failure.code ?? failure.sandboxCode;
+      if (code === undefined) return [];
+      const value = { success: false, error: { message: failure.message, code, statusCode: status, traceId: 'trace-0001' } };
+      return [[String(code), { summary: failure.cause, value }]];
+    }),
   );
   return {
     description: failures
-      .map((failure) => `${failure.code ?? 'No code'}: ${failure.cause}${failure.cause.endsWith('`') ? '' : '.'}`)
+      .map((failure) => {
+        const code =
+          failure.code ?? (failure.sandboxCode === undefined ? 'No code' : `No code shown (the sandbox: ${failure.sandboxCode})`);
+        return `${code}: ${failure.cause}${failure.cause.endsWith('`') ? '' : '.'}`;
+      })
       .join(' '),
-    content: { 'application/json': { schema: failureEnvelope(codes), ...(codes.length > 0 && { examples }) } },
+    content: { 'application/json': { schema: failureEnvelope(codes), ...(Object.keys(examples).length > 0 && { examples }) } },
   };
 }
 
 /** Where a failure answer is kept in `components.responses`: by status and documented codes, shared by the endpoints that answer it. */
 function failureResponseName(status: number, failures: readonly DocumentedFailure[]): string {
+  const named = failures.find((failure) => failure.responseName !== undefined)?.responseName;
+  if (named !== undefined) return named;
   const codes = failures.map((failure) => failure.code).filter((code) => code !== null);
   return [`Failure${status}`, ...codes].join('_');
 }
 
 const DEFAULT_FAILURE = {
   description:
-    'Any other failure, in the failure envelope (not shown in the reference: an unknown key, an unknown record or path, a body too large, rate limiting, a server error...).',
+    'Any other failure, in the failure envelope (not shown in the reference: an unknown path, a body too large, rate limiting, a server error...). A missing or unknown key is a 403 with 11008, and an unknown record a 404, both listed with the operations.',
   content: { 'application/json': { schema: failureEnvelope([]) } },
 };
 
@@ -120,7 +124,12 @@ function queryParameters(endpoint: EndpointDoc): JsonObject[] {
   return parameters;
 }
 
-/** The body of a POST: the SDK's params and `webcode`, required. */
+/**
+ * The body of a POST: the SDK's params and `webcode`, required. A field the service defaults says
+ * its default in its description, not as `default`: generators read `default` as "always there"
+ * (openapi-typescript's `--default-non-nullable`, on by default, makes such a field required), and
+ * in a request the field is the caller's to leave out.
+ */
 function requestBody(endpoint: EndpointDoc, body: z.core.$ZodType): JsonObject {
   const converted = jsonSchema(body, 'request') as { properties: Record<string, JsonObject>; required?: string[] };
   const properties = Object.fromEntries(
@@ -128,7 +137,9 @@ function requestBody(endpoint: EndpointDoc, body: z.core.$ZodType): JsonObject {
       .filter(([name]) => name !== 'webcode')
       .map(([name, schema]) => {
         const fallback = endpoint.defaults?.[name];
-        return [name, fallback === undefined ? schema : { ...schema, default: fallback }];
+        if (fallback === undefined) return [name, schema];
+        const stated = `Optional: the service uses ${JSON.stringify(fallback)} when it is left out.`;
+        return [name, { ...schema, description: [schema.description, stated].filter(Boolean).join(' ') }];
       }),
   );
   return {

@@ -42,7 +42,17 @@ export interface DocumentedFailure {
   cause: string;
   /** The message of the example answer. */
   message: string;
+  /**
+   * Where the reference shows no code: the one the sandbox answers (19000-19999, its own range),
+   * for the example answer; the envelope's `code` stays any integer.
+   */
+  sandboxCode?: number;
+  /** The answer's name in `components.responses` where status and codes do not tell it from another (`Failure404_Payment`). */
+  responseName?: string;
 }
+
+/** What the sandbox says of an answer the reference does not show (a 404). */
+const NOT_SHOWN_404 = 'not shown in the reference, which shows no 404; the sandbox answers 404 with its code 19404';
 
 /** The reference's error table, and the two failures it names without a code. */
 export const FAILURES = {
@@ -74,8 +84,41 @@ export const FAILURES = {
   permission: {
     status: 403,
     code: ErrorCode.PERMISSION_DENIED,
-    cause: 'API key without permission, or `webcode` does not match the key',
+    cause:
+      'API key without permission, or `webcode` does not match the key; a missing or unknown key (or a key of the other environment) is a key without permission: 403 / 11008, not 401',
     message: 'The API key has no permission for this webcode',
+  },
+  sessionNotFound: {
+    status: 404,
+    code: null,
+    responseName: 'Failure404_Session',
+    cause: `no session with this \`sessionId\` for the key's webcode and environment (${NOT_SHOWN_404})`,
+    message: 'Session not found',
+    sandboxCode: 19404,
+  },
+  sessionOfListingNotFound: {
+    status: 404,
+    code: null,
+    responseName: 'Failure404_SessionModifications',
+    cause: `no session with this \`sessionId\` for the key's webcode and environment (${NOT_SHOWN_404})`,
+    message: 'sessionId does not name a session of this webcode in Test: SHOP1-EXTT-1764064800000 not found',
+    sandboxCode: 19404,
+  },
+  posPaymentNotFound: {
+    status: 404,
+    code: null,
+    responseName: 'Failure404_PosPayment',
+    cause: `no POS payment with this \`posPaymentId\` for the key's webcode and environment (${NOT_SHOWN_404})`,
+    message: 'posPaymentId does not name a POS payment of this webcode in Test: SHOP1-POSXT-1764064800000 not found',
+    sandboxCode: 19404,
+  },
+  paymentNotFound: {
+    status: 404,
+    code: null,
+    responseName: 'Failure404_Payment',
+    cause: `no payment (online or POS) with this \`paymentReference\` for the key's webcode and environment (${NOT_SHOWN_404})`,
+    message: 'paymentReference does not name a payment of this webcode in Test: SHOP1-PXTT-1001 not found',
+    sandboxCode: 19404,
   },
   ipNotAllowed: {
     status: 403,
@@ -107,6 +150,8 @@ export const FAILURES = {
 /** What every request can fail with: a wrong value, the key's permission or address. */
 const EVERY = [FAILURES.invalid, FAILURES.permission, FAILURES.ipNotAllowed];
 const WRITE = [...EVERY, FAILURES.idempotency];
+/** A modification: a write that names a payment, which may not exist. */
+const MODIFICATION = [...WRITE, FAILURES.paymentNotFound];
 
 /** One endpoint of the service. */
 export interface EndpointDoc {
@@ -220,7 +265,7 @@ export const ENDPOINTS: readonly EndpointDoc[] = [
     response: SessionSchema,
     responseName: 'Session',
     status: '200',
-    failures: EVERY,
+    failures: [...EVERY, FAILURES.sessionNotFound],
     example: {
       data: {
         sessionId: SESSION_ID,
@@ -288,7 +333,7 @@ export const ENDPOINTS: readonly EndpointDoc[] = [
     response: RefundAcknowledgementSchema,
     responseName: 'RefundAcknowledgement',
     status: '202',
-    failures: WRITE,
+    failures: MODIFICATION,
     example: {
       request: { paymentReference: PAYMENT_REFERENCE, amount: { value: 1000, currency: 'EUR' }, reason: 'Customer returned one item' },
       data: {
@@ -311,7 +356,7 @@ export const ENDPOINTS: readonly EndpointDoc[] = [
     response: CaptureAcknowledgementSchema,
     responseName: 'CaptureAcknowledgement',
     status: '202',
-    failures: WRITE,
+    failures: MODIFICATION,
     example: {
       request: { paymentReference: PAYMENT_REFERENCE, amount: { value: 2000, currency: 'EUR' } },
       data: {
@@ -333,7 +378,7 @@ export const ENDPOINTS: readonly EndpointDoc[] = [
     response: CancelAcknowledgementSchema,
     responseName: 'CancelAcknowledgement',
     status: '202',
-    failures: WRITE,
+    failures: MODIFICATION,
     example: {
       request: { paymentReference: PAYMENT_REFERENCE },
       data: { cancelReference: `${WEBCODE}-CAXT-1`, paymentReference: PAYMENT_REFERENCE, status: 'received', createdAt: CREATED },
@@ -351,7 +396,7 @@ export const ENDPOINTS: readonly EndpointDoc[] = [
     response: ExtendAcknowledgementSchema,
     responseName: 'ExtendAcknowledgement',
     status: '2XX',
-    failures: WRITE,
+    failures: MODIFICATION,
     example: {
       request: { paymentReference: PAYMENT_REFERENCE },
       data: { paymentReference: PAYMENT_REFERENCE, status: 'received', createdAt: CREATED },
@@ -369,7 +414,7 @@ export const ENDPOINTS: readonly EndpointDoc[] = [
     response: ModificationsOfPaymentSchema,
     responseName: 'ModificationsOfPayment',
     status: '200',
-    failures: EVERY,
+    failures: [...EVERY, FAILURES.sessionOfListingNotFound],
     example: { data: { modifications: [refundRecord], meta: META_LAST } },
   },
   {
@@ -384,7 +429,7 @@ export const ENDPOINTS: readonly EndpointDoc[] = [
     response: ModificationsOfPaymentSchema,
     responseName: 'ModificationsOfPayment',
     status: '200',
-    failures: EVERY,
+    failures: [...EVERY, FAILURES.posPaymentNotFound],
     example: {
       data: { modifications: [{ ...refundRecord, paymentReference: POS_PAYMENT_ID, sessionId: POS_PAYMENT_ID }], meta: META_LAST },
     },
