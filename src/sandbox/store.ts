@@ -7,6 +7,7 @@
  * `store-tables.ts`; the import of the JSON state of earlier versions in `store-legacy.ts`.
  */
 import { type Database, loadSqlite, type SqlValue, type Statement } from '../core/sqlite.js';
+import { privateLogFile, removeLogFile } from './log-file.js';
 import type { ModificationRecord, PosRecord, SandboxRecords, SessionRecord, WebhookDelivery } from './records.js';
 import { importLegacyState, type LegacyState, parseLegacyState } from './store-legacy.js';
 import { FaultEntryTable, IdempotencyTable, JobTable, TerminalSettingsTable } from './store-tables.js';
@@ -541,16 +542,19 @@ export class SandboxStore {
 
   /**
    * The request log's tables. Without a data folder (`inMemory`), its rows (10 000 a tenant by
-   * default, a few KB each) would all sit in this process's memory: they go to a private temporary
-   * file instead (SQLite's `ATTACH ''`, deleted when the database closes), of which SQLite keeps a
-   * 1 MB cache in memory; unqualified, `request_log` then names the file's table. The staging table
-   * is in an attached in-memory database.
+   * default, a few KB each) would all sit in this process's memory: they go to a private file
+   * instead (log-file.ts, removed while open), of which SQLite keeps a 1 MB cache in memory;
+   * unqualified, `request_log` then names the file's table. The staging table is in an attached
+   * in-memory database.
    */
   #requestLogTables(inMemory: boolean): void {
+    const file = inMemory ? privateLogFile() : undefined;
+    this.#logFile = file;
     try {
-      if (inMemory) this.#db.exec("ATTACH '' AS log");
+      if (inMemory) this.#db.exec(`ATTACH '${(file ?? '').replaceAll("'", "''")}' AS log`);
       this.#db.exec("ATTACH ':memory:' AS stage");
     } catch {
+      if (file) removeLogFile(file);
       return; // a SQLite that attaches nothing (Deno's): the log stays in memory, written a row at a time
     }
     if (inMemory) {
@@ -561,6 +565,8 @@ export class SandboxStore {
         'PRAGMA log.cache_size = -1024; PRAGMA log.journal_mode = OFF; PRAGMA log.synchronous = OFF; PRAGMA log.locking_mode = EXCLUSIVE; DROP TABLE main.request_log',
       );
       this.#db.exec(requestLogTable('log.request_log'));
+      // Written and locked now: the open file outlives its name.
+      if (file) removeLogFile(file);
     }
     this.#db.exec(requestLogTable(STAGED_REQUEST_LOG, true));
     this.#requestLogStaged = true;
@@ -588,7 +594,12 @@ export class SandboxStore {
     if (this.#closed) return;
     this.#closed = true;
     this.#db.close();
+    // Gone already where an open file can be removed; elsewhere (Windows) now.
+    if (this.#logFile) removeLogFile(this.#logFile);
   }
+
+  /** The request log's private file without a data folder (see log-file.ts). */
+  #logFile: string | undefined;
 
   get closed(): boolean {
     return this.#closed;
