@@ -93,14 +93,20 @@ function capture(
 ): Promise<{ code: number | null; output: string; error?: string }> {
   return new Promise((done) => {
     let output = '';
-    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: PROBE_TIMEOUT_MS });
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A timer of its own: spawn's `timeout` outlives a command that never started (ENOENT), holding the process 15 s.
+    const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_TIMEOUT_MS);
+    const finish = (result: { code: number | null; output: string; error?: string }) => {
+      clearTimeout(timer);
+      done(result);
+    };
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.on('error', (error: NodeJS.ErrnoException) =>
-      done({ code: null, output, error: error.code === 'ENOENT' ? 'not installed' : error.message }),
+      finish({ code: null, output, error: error.code === 'ENOENT' ? 'not installed' : error.message }),
     );
     child.on('close', (code, signal) =>
-      done({ code, output, ...(signal ? { error: `no answer within ${PROBE_TIMEOUT_MS / 1000} s` } : {}) }),
+      finish({ code, output, ...(signal ? { error: `no answer within ${PROBE_TIMEOUT_MS / 1000} s` } : {}) }),
     );
   });
 }
