@@ -18,6 +18,7 @@ import { duplicatesSection, printDuplicates } from './duplicates.mjs';
 import { followUpQueueSection, followUpScheduleSection, printFollowUpQueues, printFollowUpSchedule } from './follow-ups.mjs';
 import { mcpSection, printMcp } from './mcp.mjs';
 import { posSection, printPos } from './pos.mjs';
+import { printSandboxRatio, sandboxRatioSection } from './sandbox-ratio.mjs';
 
 const BLOCKS = Number(process.env.BENCH_BLOCKS ?? 12);
 const CALLS_PER_BLOCK = Number(process.env.BENCH_CALLS ?? 200);
@@ -65,10 +66,21 @@ const WEBHOOK_STORE_TARGETS_MS = { memory: 0.05, sqlite: 1, postgres: 2, redis: 
 const REQUEST_LOG = { level: 12_000, createsRatio: 0.95, rssMB: 10, windows: 8 };
 /**
  * `BENCH_ONLY=export`, `store`, `request-log`, `webhook-stores`, `container`, `duplicates` or
- * `follow-ups`, `pos` or `mcp`: that section alone (none needs the peer SDKs of bench/node_modules).
+ * `follow-ups`, `pos`, `mcp` or `sandbox-ratio`: that section alone (none needs the peer SDKs of bench/node_modules).
  */
 const ONLY = process.env.BENCH_ONLY;
-const SECTIONS = ['export', 'store', 'request-log', 'webhook-stores', 'container', 'duplicates', 'follow-ups', 'pos', 'mcp'];
+const SECTIONS = [
+  'export',
+  'store',
+  'request-log',
+  'webhook-stores',
+  'container',
+  'duplicates',
+  'follow-ups',
+  'pos',
+  'mcp',
+  'sandbox-ratio',
+];
 if (ONLY !== undefined && !SECTIONS.includes(ONLY)) throw new Error(`BENCH_ONLY takes ${SECTIONS.join(', ')}, got ${ONLY}`);
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const distIndex = fileURLToPath(new URL('../dist/index.mjs', import.meta.url));
@@ -269,6 +281,7 @@ const ALONE = {
   container: async () => printContainer(await containerSection(), table),
   duplicates: async () => printDuplicates(await duplicatesSection(), table),
   pos: async () => printPos(await posSection(), table),
+  'sandbox-ratio': async () => printSandboxRatio(await sandboxRatioSection(), table),
   mcp: async () => printMcp(await mcpSection(), table),
 };
 if (ONLY in ALONE) {
@@ -419,6 +432,8 @@ results.sandbox = {
   rawClients: await sandboxRun(rawCreate),
 };
 sandbox.child.kill('SIGTERM');
+// Issue 39: the sandbox's CPU per create over a bare node:http + node:sqlite server's, in one run.
+results.sandboxRatio = await sandboxRatioSection();
 
 // Sandbox, a webhook duplicated (issue 30, item 2): bench/duplicates.mjs.
 results.duplicates = await duplicatesSection();
@@ -1405,6 +1420,7 @@ printWebhookStores(results.webhookStores);
 printFollowUpQueues(results.followUpQueues, table);
 printFollowUpSchedule(results.followUpSchedule, table);
 printPos(results.pos, table);
+printSandboxRatio(results.sandboxRatio, table);
 printMcp(results.mcp, table);
 
 const { bundle } = results;
