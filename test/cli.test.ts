@@ -528,7 +528,7 @@ describe('settings: flags, variables, profile file', () => {
     expect(complete(['payment-service-sdk', '--env', "''"])).toBe('');
     // The commands and flags of issue 31.
     expect(complete(['payment-service-sdk', 'sessions', 'pa'])).toBe('pay');
-    expect(complete(['payment-service-sdk', 'logs', ''])).toBe('tail show --help');
+    expect(complete(['payment-service-sdk', 'logs', ''])).toBe('tail list show --help');
     expect(complete(['payment-service-sdk', 'logs', 'tail', '--i'])).toBe('--idempotency-key');
     expect(complete(['payment-service-sdk', 'sandbox', 'wa'])).toBe('wait');
     expect(complete(['payment-service-sdk', 'sandbox', 'wait', '--'])).toBe('--ready-file --timeout --help');
