@@ -1,4 +1,5 @@
 import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { defineConfig, type Options } from 'tsup';
 import { fixtureJsonSchema } from './src/cli/fixture/schema.js';
 import { openApiDocument } from './src/openapi/document.js';
@@ -50,11 +51,26 @@ const schemaCompilerExternal: NonNullable<Options['esbuildPlugins']>[number] = {
   },
 };
 
+/**
+ * The build for runtimes that forbid code generation (`new Function`): Cloudflare's workerd, Vercel's
+ * edge-light, and web workers and browsers, where a CSP may refuse it. The same root entry with
+ * `./schema-compiler.js` linked to ./src/core/no-schema-compiler.ts, which checks responses with
+ * zod's runtime parser, as the compiler itself falls back to where `new Function` throws: the same
+ * answers and errors, without the compiler's 36 kB (minified) that could never run there.
+ */
+const noSchemaCompiler: NonNullable<Options['esbuildPlugins']>[number] = {
+  name: 'no-schema-compiler',
+  setup(build) {
+    const path = fileURLToPath(new URL('./src/core/no-schema-compiler.ts', import.meta.url));
+    build.onResolve({ filter: /^\.\/schema-compiler\.js$/ }, () => ({ path }));
+  },
+};
+
 // The builds write to dist at once: each cleans only its own files (declarations are never cleaned
-// by tsup, and schema-compiler.* is the last config's).
+// by tsup, schema-compiler.* is the last config's and worker/ the no-code-generation build's).
 const CJS_FILES = ['**/*.cjs', '**/*.cjs.map'];
 const ESM_FILES = ['**/*.mjs', '**/*.mjs.map', '*.json', 'stores/*.sql'];
-const not = (patterns: string[]) => [...patterns.map((pattern) => `!${pattern}`), '!schema-compiler.*'];
+const not = (patterns: string[]) => [...patterns.map((pattern) => `!${pattern}`), '!schema-compiler.*', '!worker/**'];
 
 export default defineConfig([
   {
@@ -99,6 +115,18 @@ export default defineConfig([
     // Declarations only (.d.ts and .d.cts), in one TypeScript pass for both formats.
     dts: { only: true },
     clean: false,
+  },
+  {
+    // dist/worker/index.mjs, the root entry for the `workerd`, `edge-light`, `worker` and `browser`
+    // conditions (ESM only: those conditions' `require` resolves to dist/index.cjs). Its declarations
+    // are dist/index.d.ts: the same API.
+    ...shared,
+    entry: { index: entry.index },
+    outDir: 'dist/worker',
+    format: ['esm'],
+    clean: true,
+    splitting: true,
+    esbuildPlugins: [noSchemaCompiler],
   },
   {
     ...shared,
