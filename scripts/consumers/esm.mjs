@@ -89,10 +89,13 @@ try {
   };
   await pgBossFollowUpQueue(boss).schedule({ id: 'session:S-1#0', target: { sessionId: 'S-1' }, check: 0, trackedAt: 0 }, 0);
   assert.match(sent[0], /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-  // ...and BullMQ's needs its optional peer, which this app lacks: loading it names it.
+  // ...and BullMQ's needs its optional peer, which this app lacks: the subpath loads, and its first
+  // use says which package to install.
+  const { bullMqFollowUpQueue } = await import('payment-service-sdk/queues/bullmq');
+  const bullQueue = bullMqFollowUpQueue({ host: '127.0.0.1', port: 1 });
   await assert.rejects(
-    import('payment-service-sdk/queues/bullmq'),
-    (error) => error.code === 'ERR_MODULE_NOT_FOUND' && error.message.includes("'bullmq'"),
+    bullQueue.schedule({ id: 'session:x#0', target: { sessionId: 'x' }, check: 0, trackedAt: Date.now() }, 0),
+    (error) => error.name === 'ConfigurationError' && error.message.includes('npm install bullmq@^6'),
   );
   // The testcontainers subpath needs its optional peer, which this app lacks: loading it names it.
   await assert.rejects(
