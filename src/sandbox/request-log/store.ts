@@ -47,6 +47,13 @@ const ENTRY_COLUMNS =
 const STAGED_MS = 200;
 
 /**
+ * Bytes of text (bodies, headers, the rest of the entry) staged before the batch is moved, whatever
+ * its count: the staging table is an in-memory database, which keeps the pages it once grew to, and
+ * {@link TRIM_EVERY} entries with bodies of 64 KB each would have grown it to 32 MB for good.
+ */
+export const STAGED_BYTES = 1024 * 1024;
+
+/**
  * Entries made at most after their answers, before they are written at once: a caller that awaits
  * `sandbox.handle` in a loop never leaves the turn, and entries held longer would outlive the
  * garbage collector's young generation.
@@ -67,7 +74,7 @@ interface Pending {
 /**
  * One tenant's log. Each entry is written to SQLite when its request has been answered: to the
  * store's in-memory staging table where it has one, from which a batch moves to `request_log` in one
- * transaction every {@link TRIM_EVERY} entries, before every read, on close and {@link STAGED_MS}
+ * transaction every {@link TRIM_EVERY} entries or {@link STAGED_BYTES} of their text, before every read, on close and {@link STAGED_MS}
  * after the first. Entries held in JavaScript instead outlived the turn of the event loop that made
  * them, and under load the garbage collector then moved them to its old generation, which cost
  * more CPU and memory than the batch saved.
@@ -80,6 +87,8 @@ export class RequestLog implements RequestLogStore {
   readonly size: number;
   #last: number;
   #waiting = 0;
+  /** UTF-16 units of text in the entries staged since the last batch (a close enough count of their bytes). */
+  #stagedText = 0;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
   #pending: Pending[] = [];
@@ -108,6 +117,8 @@ export class RequestLog implements RequestLogStore {
     const seq = this.#last + 1;
     const staged = this.#store.requestLogStaged;
     const { environment, method, operation, status, idempotencyKey, traceId, requestHeaders, requestBody, responseBody, ...record } = entry;
+    const recordColumn = JSON.stringify(record);
+    const headersColumn = JSON.stringify(requestHeaders);
     this.#store
       .statement(staged ? STAGE : INSERT)
       .run(
@@ -120,13 +131,14 @@ export class RequestLog implements RequestLogStore {
         idempotencyKey,
         traceId,
         refsColumn(record.references),
-        JSON.stringify(record),
-        JSON.stringify(requestHeaders),
+        recordColumn,
+        headersColumn,
         requestBody,
         responseBody,
       );
     this.#last = seq;
-    if (++this.#waiting >= TRIM_EVERY) this.flush();
+    this.#stagedText += recordColumn.length + headersColumn.length + (requestBody?.length ?? 0) + (responseBody?.length ?? 0);
+    if (++this.#waiting >= TRIM_EVERY || this.#stagedText >= STAGED_BYTES) this.flush();
     else if (staged && this.#timer === undefined) {
       this.#timer = setTimeout(() => this.#flushLate(), STAGED_MS);
       // No reason to keep the process alive (a runtime whose timers are numbers has no `unref`).
@@ -175,6 +187,7 @@ export class RequestLog implements RequestLogStore {
       store.statement('DELETE FROM request_log WHERE seq <= ?').run(this.#floor());
     });
     this.#waiting = 0;
+    this.#stagedText = 0;
   }
 
   /** Moves what is staged and takes no more entries (the store is about to close). */

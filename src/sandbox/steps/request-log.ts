@@ -7,7 +7,7 @@
  * the sandbox's own log with `tenant: null`. Recording never changes the answer: a failure to
  * record is reported as the tenant's own.
  */
-import { API_ROUTES } from '../api/routes.js';
+import { API_ROUTES, type ApiRoute } from '../api/routes.js';
 import { DECLARED_LENGTH, FAULT_HEADER, STRUCK_RULE } from '../faults.js';
 import { type Received, receivedByServer } from '../http/received.js';
 import {
@@ -66,13 +66,18 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
     try {
       const owner = caller ?? byWebcode(tenants, context, sent, notes);
       const tenant = owner ?? tenants.main;
-      const headers = received?.headers ?? request.headers;
+      // What the entry is made of, taken now: the few values it needs rather than the request, the
+      // answer and the context, which would otherwise outlive this turn with it (see `Raw`).
+      const raw = rawOf(context, {
+        tenant: owner?.webcode ?? null,
+        notes,
+        sent,
+        headers: received?.headers ?? request.headers,
+        answered,
+        durationMs,
+      });
       // Made once the answer is on its way: a tenant removed by then took its log with it.
-      tenant.requests.later(() => {
-        if (tenant.removed.aborted) return undefined;
-        const scrub = scrubberOf(tenant, presented);
-        return entryOf(context, { tenant: owner?.webcode ?? null, notes, sent, headers, answered, scrub, durationMs });
-      }, at);
+      tenant.requests.later(() => (tenant.removed.aborted ? undefined : entryOf(raw, scrubberOf(tenant, presented))), at);
     } catch (error) {
       (caller ?? tenants.main).report(error);
     }
@@ -83,14 +88,21 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
 /** What of a request's body the server or the step read: its bytes, and whether they are all it sent. */
 type Sent = { bytes: Uint8Array; complete: boolean } | null;
 
-/**
- * The request's body as the log reads it, `reach` bytes past the cut (see {@link bodyText}): the
- * text the body step decoded, when it read the whole body.
- */
-function loggedBody(sent: Sent, notes: RequestNotes, reach: number): LoggedBody {
-  if (sent === null) return bodyText(null);
-  if (notes.text !== undefined && sent.complete) return textBody(notes.text, reach);
-  return bodyText(sent.bytes, sent.complete, reach);
+/** A body as the step keeps it for its entry: the text already decoded where there is one, else the bytes. */
+type RawBody = { text: string } | { bytes: Uint8Array; complete: boolean } | null;
+
+/** The request's body to keep: the text the body step decoded, when it read the whole body (its bytes then die with the request). */
+function rawRequestBody(sent: Sent, notes: RequestNotes): RawBody {
+  if (sent === null) return null;
+  if (notes.text !== undefined && sent.complete) return { text: notes.text };
+  return sent;
+}
+
+/** A body as the log reads it, `reach` bytes past the cut (see {@link bodyText}). */
+function loggedBody(body: RawBody, reach: number): LoggedBody {
+  if (body === null) return bodyText(null);
+  if ('text' in body) return textBody(body.text, reach);
+  return bodyText(body.bytes, body.complete, reach);
 }
 
 /** A body with every secret masked, then cut: a secret that straddles the cut is masked whole. */
@@ -151,52 +163,109 @@ interface Recorded {
   /** The request's headers: as the Node server parsed them, else the `Request`'s. */
   headers: Headers | Received['headers'];
   answered: Answered;
-  scrub: Scrubber;
   durationMs: number;
+}
+
+/**
+ * What an entry is made from, once the answer is on its way: strings and the few small values the
+ * request and the answer already hold, nothing that holds them. An entry waits a turn of the event
+ * loop for its answer to be sent (see `RequestLog.later`); the `Request`, the `Response`, the URL
+ * and the context kept for that turn survived the young generation's collections under load and
+ * were promoted to the old one, which grew by several KB a request (garbage, collected later,
+ * whose pages stayed committed: +29 MB of RSS with the log full).
+ */
+interface Raw {
+  environment: ApiRequest['environment'];
+  tenant: string | null;
+  method: string;
+  /** The URL's path as sent, and its query string. */
+  pathname: string;
+  search: string;
+  /** The path within the environment, which the routes match. */
+  path: string;
+  route: ApiRoute | undefined;
+  params: readonly string[] | undefined;
+  headers: Headers | Received['headers'];
+  idempotencyKey: string | null;
+  requestBody: RawBody;
+  /** The request's JSON body as the body step parsed it; `undefined` to parse it from its text. */
+  parsed: unknown;
+  status: number;
+  replayed: boolean;
+  faultRule: string | null;
+  responseBody: string | Uint8Array | null;
+  data: unknown;
+  made: unknown;
+  durationMs: number;
+}
+
+function rawOf(context: ApiRequest, recorded: Recorded): Raw {
+  const { request, url, path, environment } = context;
+  const { notes, answered } = recorded;
+  const { response } = answered;
+  return {
+    environment,
+    tenant: recorded.tenant,
+    method: request.method,
+    pathname: url.pathname,
+    search: url.search,
+    path,
+    route: notes.route,
+    params: notes.params,
+    headers: recorded.headers,
+    idempotencyKey: request.headers.get('idempotency-key'),
+    requestBody: rawRequestBody(recorded.sent, notes),
+    parsed: notes.body,
+    status: response.type === 'error' ? 0 : response.status,
+    replayed: response.headers.get('idempotent-replayed') === 'true',
+    faultRule: answered.faultRule,
+    responseBody: answered.body,
+    data: answered.data,
+    made: notes.made,
+    durationMs: recorded.durationMs,
+  };
 }
 
 /**
  * The entry of a request, every secret masked in every field (the bodies before they are cut, the
  * header names as well as their values, the issues, the references, the `Idempotency-Key`).
  */
-function entryOf(context: ApiRequest, recorded: Recorded): NewEntry {
-  const { request, url, path, environment } = context;
-  const { notes, answered, scrub } = recorded;
+function entryOf(raw: Raw, scrub: Scrubber): NewEntry {
+  const { method, path, status } = raw;
   // Refused before the endpoint step noted it (a path whose parameter is not valid percent-encoding): matched here.
-  const route = notes.route ?? API_ROUTES.find((candidate) => candidate.method === request.method && candidate.pattern.test(path));
-  const status = answered.response.type === 'error' ? 0 : answered.response.status;
-  const requestBody = loggedBody(recorded.sent, notes, scrub.reach);
-  const responseBody = answerBody(answered.body, scrub.reach);
-  const envelope = answered.data === undefined ? envelopeOf(responseBody.text) : { ...NO_ENVELOPE, data: answered.data };
+  const route = raw.route ?? API_ROUTES.find((candidate) => candidate.method === method && candidate.pattern.test(path));
+  const requestBody = loggedBody(raw.requestBody, scrub.reach);
+  const responseBody = answerBody(raw.responseBody, scrub.reach);
+  const envelope = raw.data === undefined ? envelopeOf(responseBody.text) : { ...NO_ENVELOPE, data: raw.data };
   const references = new ReferenceSet();
-  if (route) references.addParams(route.template, notes.params ?? (route.pattern.exec(path) ?? []).slice(1).map(decoded));
-  references.addFieldsOf(notes.body ?? jsonOf(requestBody.text));
+  if (route) references.addParams(route.template, raw.params ?? (route.pattern.exec(path) ?? []).slice(1).map(decoded));
+  references.addFieldsOf(raw.parsed ?? jsonOf(requestBody.text));
   references.addFieldsOf(envelope.data);
   // What a request made before a fault rule struck its answer (a 500 or a reset after the commit).
-  references.addFieldsOf(notes.made);
+  references.addFieldsOf(raw.made);
   const kept = scrubbedBody(requestBody, scrub);
   const answeredBody = scrubbedBody(responseBody, scrub);
   const text = (value: string) => scrub.text(value);
   const nullable = (value: string | null) => scrub.text(value);
   return {
-    environment,
-    tenant: nullable(recorded.tenant),
-    method: text(request.method),
+    environment: raw.environment,
+    tenant: nullable(raw.tenant),
+    method: text(method),
     route: route?.template ?? null,
     operation: route?.operationId ?? null,
-    path: text(url.pathname),
-    query: queryRecord(url.searchParams, text),
-    requestHeaders: scrub.headers(recorded.headers),
+    path: text(raw.pathname),
+    query: raw.search === '' ? {} : queryRecord(new URLSearchParams(raw.search), text),
+    requestHeaders: scrub.headers(raw.headers),
     requestBody: kept.text,
     requestBodyTruncated: kept.truncated,
-    idempotencyKey: nullable(request.headers.get('idempotency-key')),
-    replayed: answered.response.headers.get('idempotent-replayed') === 'true',
+    idempotencyKey: nullable(raw.idempotencyKey),
+    replayed: raw.replayed,
     status,
     responseBody: answeredBody.text,
     responseBodyTruncated: answeredBody.truncated,
     traceId: nullable(envelope.traceId),
-    durationMs: Math.round(recorded.durationMs * 1000) / 1000,
-    faultRule: nullable(answered.faultRule),
+    durationMs: Math.round(raw.durationMs * 1000) / 1000,
+    faultRule: nullable(raw.faultRule),
     references: scrubbedReferences(references.lists, scrub),
     issues: issuesOf(status, envelope).map((issue) => ({ path: text(issue.path), message: text(issue.message) })),
   };
