@@ -110,7 +110,7 @@ describe('sandbox terminal', () => {
 
   it('is offered by the shell completion', async () => {
     const script = await cli(['completion', 'bash']);
-    expect(script.stdout).toMatch(/"sandbox"\) words="wait terminal terminals /);
+    expect(script.stdout).toMatch(/"sandbox"\) words="wait image terminal terminals rotate-secret /);
     expect(script.stdout).toContain('"sandbox terminal") words="--processing-ms --default --help"');
   });
 });

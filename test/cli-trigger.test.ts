@@ -192,7 +192,8 @@ describe('a step that fails', () => {
       const made = JSON.parse(result.stdout) as Triggered[];
       expect(made).toEqual([expect.objectContaining({ type: 'session', status: 'completed' })]);
       expect(sandbox.records.session(made[0]?.id ?? '')?.status).toBe('completed');
-      expect(result.stderr).toMatch(/InvalidRequestError: Refunds are closed/);
+      // Under --format json, the failure is one JSON line on stderr (the records made went to stdout).
+      expect(JSON.parse(result.stderr)).toMatchObject({ name: 'InvalidRequestError', message: 'Refunds are closed', status: 400, exitCode: 1 });
     } finally {
       proxy.close();
     }
