@@ -193,7 +193,12 @@ describe('a step that fails', () => {
       expect(made).toEqual([expect.objectContaining({ type: 'session', status: 'completed' })]);
       expect(sandbox.records.session(made[0]?.id ?? '')?.status).toBe('completed');
       // Under --format json, the failure is one JSON line on stderr (the records made went to stdout).
-      expect(JSON.parse(result.stderr)).toMatchObject({ name: 'InvalidRequestError', message: 'Refunds are closed', status: 400, exitCode: 1 });
+      expect(JSON.parse(result.stderr)).toMatchObject({
+        name: 'InvalidRequestError',
+        message: 'Refunds are closed',
+        status: 400,
+        exitCode: 1,
+      });
     } finally {
       proxy.close();
     }
