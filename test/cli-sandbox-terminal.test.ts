@@ -34,6 +34,8 @@ async function cli(args: string[], extra: Record<string, string | undefined> = {
   return { code, stdout: running.stdout(), stderr: running.stderr() };
 }
 
+const OTHER_TERMINAL = 'S1F2-TEST-000002';
+
 describe('sandbox terminal', () => {
   it('sets the processing time on the running sandbox and prints the terminal; --default and "default" go back', async () => {
     const set = await cli(['sandbox', 'terminal', TERMINAL, '--processing-ms', '35000', '--format', 'json']);
@@ -76,6 +78,18 @@ describe('sandbox terminal', () => {
     sandbox.setTerminal('live', TERMINAL, { processingMs: null });
   });
 
+  it('takes a terminal offline and brings it online, keeping its processing time', async () => {
+    const off = await cli(['sandbox', 'terminal', OTHER_TERMINAL, '--offline', '--format', 'json']);
+    expect(off.code, off.stderr).toBe(0);
+    expect(JSON.parse(off.stdout)).toMatchObject({ poiId: OTHER_TERMINAL, online: false });
+    expect(sandbox.terminals('test')[1]?.online).toBe(false);
+    const on = await cli(['sandbox', 'terminal', OTHER_TERMINAL, '--online', '--format', 'json']);
+    expect(JSON.parse(on.stdout)).toMatchObject({ poiId: OTHER_TERMINAL, online: true });
+    const both = await cli(['sandbox', 'terminal', OTHER_TERMINAL, '--online', '--offline']);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('--offline or --online');
+  });
+
   it('refuses a bad time as a usage error (exit 2, nothing sent); an unknown terminal and no sandbox exit 1', async () => {
     for (const args of [
       ['--processing-ms', 'slow'],
@@ -111,6 +125,6 @@ describe('sandbox terminal', () => {
   it('is offered by the shell completion', async () => {
     const script = await cli(['completion', 'bash']);
     expect(script.stdout).toMatch(/"sandbox"\) words="wait image terminal terminals rotate-secret /);
-    expect(script.stdout).toContain('"sandbox terminal") words="--processing-ms --default --help"');
+    expect(script.stdout).toContain('"sandbox terminal") words="--processing-ms --default --offline --online --help"');
   });
 });

@@ -28,7 +28,7 @@ export const SANDBOX_TOOL_ROUTES: Partial<Record<RouteName, string>> = {
   getModification: '',
   listTerminals: '',
   setTerminal:
-    'A slow terminal: `processingMs` 35000 makes its payments take 35 s of the sandbox clock. No control takes a terminal offline: `P400Plus-TEST-000003` is the offline terminal (502 / 13004).',
+    'A slow terminal: `processingMs` 35000 makes its payments take 35 s of the sandbox clock. An offline one: `online` false (its payments answered 502 / 13004); `null` back to the simulated state.',
   listDeliveries: '',
   getDelivery: '',
   resendDelivery: '',

@@ -215,13 +215,20 @@ export interface Sandbox {
    * `Idempotency-Key` waits, a new payment on the terminal gets 409 / 13005. Kept per tenant and
    * environment (with `dataDir`, across restarts); {@link Sandbox.reset} keeps it. Throws a 404
    * failure for a `poiId` that is not a simulated terminal, 400 for a time outside 0 to 600 000.
-   * The same as `PUT /_sandbox/{environment}/terminals/{poiId}`.
+   * `online: false` takes it offline (its POS payments answered 502 / 13004, nothing charged), `true`
+   * brings it online, `null` back to the simulated state; a field left out keeps its setting. The
+   * same as `PUT /_sandbox/{environment}/terminals/{poiId}`.
    *
    * ```ts
    * sandbox.setTerminal('test', 'V400m-TEST-000001', { processingMs: 35_000 });
+   * sandbox.setTerminal('test', 'S1F2-TEST-000002', { online: false });
    * ```
    */
-  setTerminal(environment: Environment, poiId: string, settings: { processingMs: number | null }): SandboxTerminal;
+  setTerminal(
+    environment: Environment,
+    poiId: string,
+    settings: { processingMs?: number | null | undefined; online?: boolean | null | undefined },
+  ): SandboxTerminal;
   /** Delivers a recorded delivery's event again, as a new delivery to the same URL; resolves after its first attempt. */
   resendDelivery(environment: Environment, deliveryId: number): Promise<WebhookDelivery>;
   /** Emits `AUTHORISATION` (a completed session or a POS payment with its result) or `REFUND` (a resolved refund) for a record. */
@@ -439,7 +446,13 @@ function typedControls(own: (environment?: Environment) => ControlContext): Type
       invoke(routes.resolvePosPayment, own(environment), { params: { posPaymentId }, body: { outcome } }),
     terminals: (environment) => invoke(routes.listTerminals, own(environment)).terminals,
     setTerminal: (environment, poiId, settings) =>
-      invoke(routes.setTerminal, own(environment), { params: { poiId }, body: { processingMs: settings.processingMs } }),
+      invoke(routes.setTerminal, own(environment), {
+        params: { poiId },
+        body: {
+          ...(settings.processingMs === undefined ? {} : { processingMs: settings.processingMs }),
+          ...(settings.online === undefined ? {} : { online: settings.online }),
+        },
+      }),
     resendDelivery: (environment, deliveryId) => invoke(routes.resendDelivery, own(environment), { params: { deliveryId } }),
     emitEvent: (environment, eventCode, reference) => invoke(routes.emitEvent, own(environment), { body: { eventCode, reference } }),
     advanceClock: (ms) => invoke(routes.advanceClock, own(), { body: { ms } }),

@@ -190,4 +190,23 @@ export class TerminalSettingsTable {
         )
         .run(environment, poiId, ms);
   }
+
+  /** Whether the terminal was set online (`true`) or offline (`false`); `null` where it keeps its simulated state. */
+  online(environment: Environment, poiId: string): boolean | null {
+    const row = this.#db.statement('SELECT online FROM terminal_connectivity WHERE environment = ? AND poi_id = ?').get(environment, poiId);
+    return row === undefined ? null : row.online === 1;
+  }
+
+  /** Sets the terminal online or offline; `null` removes the setting (its simulated state again). */
+  setOnline(environment: Environment, poiId: string, online: boolean | null): void {
+    if (online === null)
+      this.#db.statement('DELETE FROM terminal_connectivity WHERE environment = ? AND poi_id = ?').run(environment, poiId);
+    else
+      this.#db
+        .statement(
+          `INSERT INTO terminal_connectivity (environment, poi_id, online) VALUES (?, ?, ?)
+           ON CONFLICT (environment, poi_id) DO UPDATE SET online = excluded.online`,
+        )
+        .run(environment, poiId, online ? 1 : 0);
+  }
 }

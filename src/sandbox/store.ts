@@ -268,6 +268,9 @@ const MIGRATIONS = [
   // of older databases set the version back without dropping what later versions made.
   `CREATE TABLE IF NOT EXISTS terminal_settings (
      environment TEXT NOT NULL, poi_id TEXT NOT NULL, processing_ms INTEGER NOT NULL, PRIMARY KEY (environment, poi_id)) WITHOUT ROWID;`,
+  // Each simulated terminal's connectivity where it was set (online or offline), per environment.
+  `CREATE TABLE IF NOT EXISTS terminal_connectivity (
+     environment TEXT NOT NULL, poi_id TEXT NOT NULL, online INTEGER NOT NULL, PRIMARY KEY (environment, poi_id)) WITHOUT ROWID;`,
 ];
 
 /** The database file in a data folder. */

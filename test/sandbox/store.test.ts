@@ -409,7 +409,7 @@ describe('store: damaged or newer databases', () => {
     });
     await second.sandbox.close();
     const check = new DatabaseSync(join(dir, 'sandbox.db'));
-    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 9 });
+    expect(check.prepare('PRAGMA user_version').get()).toEqual({ user_version: 10 });
     expect(check.prepare('SELECT ended_at FROM sessions WHERE session_id = ?').get(ids.failed ?? '')).toEqual({ ended_at: START + 10_000 });
     check.close();
   });

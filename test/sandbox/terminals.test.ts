@@ -191,6 +191,42 @@ describe('the setting', () => {
   });
 });
 
+describe('a terminal taken offline', () => {
+  it('answers its POS payments 502 / 13004, is not listed as connected, and comes back online', async () => {
+    const { sandbox } = await start();
+    const terminalsListed = async (sync: boolean) => {
+      const query = new URLSearchParams({ webcode: sandbox.webcode, syncFromProvider: String(sync) });
+      const response = await fetch(`${sandbox.baseUrl}/external/v1/test/pos/terminals?${query}`, {
+        headers: { 'x-api-key': sandbox.keys.test },
+      });
+      return ((await response.json()).data as { poiId: string }[]).map((terminal) => terminal.poiId);
+    };
+    expect(await terminalsListed(true)).toEqual([TERMINAL, OTHER]);
+
+    const offline = await control(sandbox, 'PUT', `test/terminals/${OTHER}`, { online: false });
+    expect(offline.status).toBe(200);
+    expect(offline.body.data).toMatchObject({ poiId: OTHER, online: false, processingMs: null });
+    const refused = await pay(sandbox, 'offline-1', { poiId: OTHER });
+    expect(refused.status).toBe(502);
+    expect(refused.body.error).toMatchObject({ code: 13004, message: 'Error in POS payment response: Reject' });
+    expect(await terminalsListed(true)).toEqual([TERMINAL]);
+    expect(await terminalsListed(false)).toEqual([TERMINAL, OTHER, 'P400Plus-TEST-000003']);
+    expect(sandbox.terminals('live').find((terminal) => terminal.poiId === OTHER)?.online).toBe(true);
+    expect((await listed(sandbox)).length).toBe(0);
+
+    // The processing time is kept when only the connectivity changes, and the other way round.
+    sandbox.setTerminal('test', OTHER, { processingMs: 10 });
+    expect(sandbox.setTerminal('test', OTHER, { online: null })).toMatchObject({ online: true, processingMs: 10 });
+    expect((await pay(sandbox, 'online-again', { poiId: OTHER })).status).toBe(200);
+    // The simulated offline terminal can be brought online.
+    expect(sandbox.setTerminal('test', 'P400Plus-TEST-000003', { online: true }).online).toBe(true);
+    expect((await pay(sandbox, 'p400-online', { poiId: 'P400Plus-TEST-000003' })).status).toBe(200);
+    const bad = await control(sandbox, 'PUT', `test/terminals/${OTHER}`, { online: 'no' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('online');
+  });
+});
+
 describe('the dashboard', () => {
   async function page(sandbox: Sandbox, path: string): Promise<string> {
     return (await fetch(`${sandbox.baseUrl}${path}`)).text();
@@ -228,5 +264,19 @@ describe('the dashboard', () => {
     const back = await post(sandbox, { environment: 'test', id: TERMINAL, processingMs: '' });
     expect(new URL(back.headers.get('location') ?? '', sandbox.baseUrl).searchParams.get('notice')).toMatch(/default time again/);
     expect(sandbox.terminals('test')[0]?.processingMs).toBeNull();
+
+    const token = /name="token" value="([^"]+)"/.exec(await page(sandbox, '/'))?.[1] ?? '';
+    expect(await page(sandbox, '/')).toContain('Take offline');
+    const toggled = await fetch(`${sandbox.baseUrl}/_dashboard/actions/set-terminal-online`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token, returnTo: '/', environment: 'test', id: TERMINAL, online: 'false' }).toString(),
+      redirect: 'manual',
+    });
+    expect(new URL(toggled.headers.get('location') ?? '', sandbox.baseUrl).searchParams.get('notice')).toBe(
+      `Terminal ${TERMINAL} is now offline.`,
+    );
+    expect(sandbox.terminals('test')[0]?.online).toBe(false);
+    expect(await page(sandbox, '/')).toContain('Bring online');
   });
 });

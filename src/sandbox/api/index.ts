@@ -2,11 +2,12 @@
 import type { Environment } from '../../core/options.js';
 import type { ServiceFailure } from '../responses.js';
 import type { JobHandler } from '../scheduler.js';
-import { type ApiContext, JOB } from './context.js';
+import { type Answer, type ApiContext, JOB } from './context.js';
 import { emitEvent } from './events.js';
 import { Modifications } from './modifications.js';
 import { type PosAnswerSubject, PosPayments } from './pos.js';
 import { Sessions } from './sessions.js';
+import { listTerminals } from './terminals.js';
 import { KeyWaits } from './waits.js';
 
 export type { Answer, ApiContext, Deferred } from './context.js';
@@ -21,6 +22,8 @@ export interface SandboxApi {
   readonly keys: KeyWaits;
   /** The handlers of the jobs the operations schedule, by kind. */
   readonly jobs: Record<string, JobHandler>;
+  /** `GET /pos/terminals`: the simulated terminals, the offline ones left out with `syncFromProvider=true`. */
+  listTerminals(environment: Environment, query: URLSearchParams): Answer;
   /** Sends a documented event again for a record (see {@link emitEvent}); the ids of the new deliveries. */
   emitEvent(environment: Environment, eventCode: string, reference: string): number[];
   /**
@@ -49,6 +52,7 @@ export function createApi(context: ApiContext): SandboxApi {
       [JOB.posLateCompletion]: { run: (posPaymentId) => posPayments.completeLate(posPaymentId) },
       [JOB.resolveModification]: { run: (reference) => modifications.resolve(reference) },
     },
+    listTerminals: (environment, query) => listTerminals(context.store, environment, query),
     emitEvent: (environment, eventCode, reference) => emitEvent(context, environment, eventCode, reference),
     releaseWaiting(failure) {
       posPayments.releaseWaiting(failure);

@@ -18,6 +18,7 @@ import {
   timestampId,
 } from './context.js';
 import { posAuthorisation } from './events.js';
+import { isOnline } from './terminals.js';
 import type { KeyWaits } from './waits.js';
 
 const POS_STATUSES = ['pending', 'success', 'failed', 'timeout'];
@@ -70,7 +71,7 @@ export class PosPayments {
     const isPreAuth = optionalBoolean(body, 'isPreAuth');
     const terminal = TEST_TERMINALS.find((candidate) => candidate.poiId === poiId);
     if (!terminal) throw invalid(`Invalid terminal: device ${poiId} not found`);
-    if (!terminal.online) throw new ServiceFailure(502, 13004, 'Error in POS payment response: Reject');
+    if (!isOnline(store, environment, poiId)) throw new ServiceFailure(502, 13004, 'Error in POS payment response: Reject');
     // A terminal that is still processing a payment cannot take another, as a real busy terminal.
     if (store.posPayments.findBy({ poi_id: poiId, status: 'pending' }))
       throw new ServiceFailure(409, 13005, 'Terminal busy: another payment is in progress');

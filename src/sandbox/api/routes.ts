@@ -1,7 +1,6 @@
 /** The service's endpoints: method, path and route template, and the operation each runs. */
 import type { Environment } from '../../core/options.js';
 import type { Answer, Deferred, SandboxApi } from './index.js';
-import { listTerminals } from './terminals.js';
 
 /** What an operation is given of its request, once the pipeline has checked it. */
 export interface OperationInput {
@@ -96,7 +95,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'GET',
     template: 'GET /pos/terminals',
     pattern: /^\/pos\/terminals$/,
-    run: (_api, input) => listTerminals(input.query),
+    run: (api, input) => api.listTerminals(input.environment, input.query),
   },
   {
     name: 'createPosPayment',

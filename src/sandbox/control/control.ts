@@ -2,7 +2,7 @@
 import type { Environment } from '../../core/options.js';
 import { notFound } from '../api/context.js';
 import type { SandboxApi } from '../api/index.js';
-import { setTerminal, type TerminalSettings, terminalSettings } from '../api/terminals.js';
+import { setTerminal, type TerminalChange, type TerminalSettings, terminalSettings } from '../api/terminals.js';
 import type { OffsetClock } from '../clock.js';
 import { referencesIn } from '../faults.js';
 import type { ControlPayment, FaultEntry, ModificationRecord, PosRecord, SessionRecord, WebhookDelivery } from '../records.js';
@@ -291,9 +291,9 @@ export class SandboxControl {
     return terminalSettings(this.#store, environment);
   }
 
-  /** Gives a simulated terminal its own processing time in ms (`null`: `posDelayMs` again); 404 for another `poiId`. */
-  setTerminal(environment: Environment, poiId: string, settings: { processingMs: number | null }): TerminalSettings {
-    return this.#store.transaction(() => setTerminal(this.#store, environment, poiId, settings.processingMs));
+  /** Gives a simulated terminal its own processing time or connectivity (see {@link TerminalChange}); 404 for another `poiId`. */
+  setTerminal(environment: Environment, poiId: string, change: TerminalChange): TerminalSettings {
+    return this.#store.transaction(() => setTerminal(this.#store, environment, poiId, change));
   }
 
   /** Delivers a recorded delivery's event again, to the same URL, as a new delivery; resolves after its first attempt. */

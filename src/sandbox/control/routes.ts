@@ -179,18 +179,27 @@ const TERMINAL_ROUTES = {
   setTerminal: controlRoute({
     method: 'put',
     path: '{environment}/terminals/{poiId}',
-    summary: "Set a simulated terminal's processing time",
+    summary: "Set a simulated terminal's processing time, or take it offline",
     description:
-      "How long the terminal takes to answer each POS payment, instead of the sandbox's `posDelayMs`; `null` goes back to it. Meanwhile the payment is in flight: listed `pending`, a resend with its `Idempotency-Key` waits for the answer, a new payment on the terminal is refused 409 / 13005. The sandbox clock governs it (`clock/advance` makes it due). A payment already at the terminal keeps the time it was sent with; reset keeps the setting.",
+      "`processingMs`: how long the terminal takes to answer each POS payment, instead of the sandbox's `posDelayMs`; `null` goes back to it. Meanwhile the payment is in flight: listed `pending`, a resend with its `Idempotency-Key` waits for the answer, a new payment on the terminal is refused 409 / 13005. The sandbox clock governs it (`clock/advance` makes it due). A payment already at the terminal keeps the time it was sent with. `online`: `false` takes the terminal offline (its POS payments answered 502 / 13004, nothing charged; left out of `GET /pos/terminals?syncFromProvider=true`), `true` brings it online, `null` back to the simulated state. A field left out keeps its setting; reset keeps both.",
     tag: 'Terminals',
     params: z.object({ poiId: id('A `poiId` of the simulated terminals (`GET /pos/terminals`).') }),
     body: z.object({
-      processingMs: processingMs.check(
-        z.meta({ description: `Milliseconds, 0 to ${MAX_PROCESSING_MS}; \`null\`: the sandbox's \`posDelayMs\`.`, examples: [35_000] }),
+      processingMs: z.optional(
+        processingMs.check(
+          z.meta({ description: `Milliseconds, 0 to ${MAX_PROCESSING_MS}; \`null\`: the sandbox's \`posDelayMs\`.`, examples: [35_000] }),
+        ),
+      ),
+      online: z.optional(
+        z
+          .nullable(z.boolean({ error: 'online must be true, false or null' }))
+          .check(
+            z.meta({ description: '`false`: offline (502 / 13004); `true`: online; `null`: the simulated state.', examples: [false] }),
+          ),
       ),
     }),
     answer: TerminalSettingsSchema,
-    run: (c, { params, body }) => c.control.setTerminal(c.environment, params.poiId, { processingMs: body.processingMs }),
+    run: (c, { params, body }) => c.control.setTerminal(c.environment, params.poiId, body),
   }),
 } as const;
 

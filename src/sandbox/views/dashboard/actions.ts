@@ -78,6 +78,10 @@ async function perform(
     }
     case 'set-terminal':
       return setTerminal(context, environmentOf(form), id, processingFromForm(form), back);
+    case 'set-terminal-online': {
+      const terminal = context.control.setTerminal(environmentOf(form), id, { online: form.get('online') === 'true' });
+      return back('notice', `Terminal ${terminal.poiId} is now ${terminal.online ? 'online' : 'offline'}.`);
+    }
     case 'rotate-client-secret': {
       const environment = environmentOf(form);
       const secret = context.rotateClientSecret(environment);

@@ -31,6 +31,18 @@ function setForm(context: DashboardContext, environment: Environment, terminal: 
   );
 }
 
+/** The row's connectivity button: takes an online terminal offline, brings an offline one online. */
+function onlineForm(context: DashboardContext, environment: Environment, terminal: TerminalSettings): Html {
+  return actionForm(
+    context,
+    'set-terminal-online',
+    environment === 'test' ? '/' : '/live',
+    { hidden: { environment, id: terminal.poiId, online: terminal.online ? 'false' : 'true' } },
+    html`${terminal.online ? 'Take offline' : 'Bring online'}<span class="visually-hidden"> ${terminal.poiId}</span>`,
+    'secondary',
+  );
+}
+
 /** The Terminals section of an environment's overview. */
 export function terminalsSection(context: DashboardContext, environment: Environment): Html {
   const terminals = context.control.terminals(environment);
@@ -40,10 +52,11 @@ export function terminalsSection(context: DashboardContext, environment: Environ
     terminal.online ? 'online' : 'offline',
     processing(terminal),
     setForm(context, environment, terminal),
+    onlineForm(context, environment, terminal),
   ]);
   return html`<h2>Terminals</h2>
-<p id="terminals-help" class="muted">How long each terminal takes to answer a POS payment, in ms of the sandbox clock (0 to 600000; empty: the sandbox's posDelayMs). Meanwhile the payment is listed pending, a resend with its Idempotency-Key waits, and a new payment on the terminal is refused as busy.</p>
-${table(`Terminals, ${environment === 'test' ? 'Test' : 'Live'}`, [['Terminal', 'id'], 'Name', ['State', 'extra'], ['Processing time', 'nowrap'], 'Set processing time'], rows, 'No terminal.')}`;
+<p id="terminals-help" class="muted">How long each terminal takes to answer a POS payment, in ms of the sandbox clock (0 to 600000; empty: the sandbox's posDelayMs). Meanwhile the payment is listed pending, a resend with its Idempotency-Key waits, and a new payment on the terminal is refused as busy. An offline terminal answers every POS payment 502 / 13004, charging nothing.</p>
+${table(`Terminals, ${environment === 'test' ? 'Test' : 'Live'}`, [['Terminal', 'id'], 'Name', ['State', 'extra'], ['Processing time', 'nowrap'], 'Set processing time', 'Connectivity'], rows, 'No terminal.')}`;
 }
 
 /** What the form posted: a processing time in ms, `null` for the default (empty or `default`), `undefined` for anything else. */
