@@ -291,7 +291,7 @@ export class SandboxControl {
     return terminalSettings(this.#store, environment);
   }
 
-  /** Gives a simulated terminal its own processing time or connectivity (see {@link TerminalChange}); 404 for another `poiId`. */
+  /** Gives a simulated terminal its own processing time or connectivity (`processingMs`, `online`; `null` each the default); 404 for another `poiId`. */
   setTerminal(environment: Environment, poiId: string, change: TerminalChange): TerminalSettings {
     return this.#store.transaction(() => setTerminal(this.#store, environment, poiId, change));
   }
