@@ -162,7 +162,7 @@ const JEST_PACKAGES = [
  * `tsEntry` where it has one. Only the ESM project runs with Node's flag.
  */
 const JEST_PROJECTS = [
-  // Also runs the README's Jest example (the tarball's README) as readme.test.js.
+  // Also runs the Jest example of docs/testing.md (the tarball's guide) as readme.test.js.
   { name: 'Jest CommonJS require (default mode)', folder: 'jest-cjs', testDir: '.', readmeTest: 'readme.test.js' },
   { name: 'Jest ts-jest (NestJS 11 scaffold config)', folder: 'jest-ts', testDir: 'src', tsEntry: 'payments.spec.ts' },
   { name: 'Jest babel-jest (preset-env, preset-typescript)', folder: 'jest-babel', testDir: '.', tsEntry: 'payments.test.ts' },
@@ -195,12 +195,12 @@ async function installTarballForJest() {
   return `payment-service-sdk@${version}`;
 }
 
-/** The `js` block of the "Jest" section of the README the tarball ships. */
+/** The `js` block of the "Jest" section of docs/testing.md, the guide the tarball ships. */
 async function readmeJestExample() {
-  const readme = await readFile(join(jestApp, 'node_modules', 'payment-service-sdk', 'README.md'), 'utf8');
-  const section = readme.split(/^## /m).find((part) => part.startsWith('Jest\n')) ?? '';
+  const guide = await readFile(join(jestApp, 'node_modules', 'payment-service-sdk', 'docs', 'testing.md'), 'utf8');
+  const section = guide.split(/^## /m).find((part) => part.startsWith('Jest\n')) ?? '';
   const code = /^```js\n([\s\S]*?)^```$/m.exec(section)?.[1];
-  if (!code) throw new CheckError('the README has no js block in a "Jest" section');
+  if (!code) throw new CheckError('docs/testing.md has no js block in a "Jest" section');
   return code;
 }
 

@@ -544,8 +544,8 @@ describe('the JSON Schema', () => {
   });
 
   it("the guide's fixture is the paid-then-refunded example, pointing at the installed package's schema", () => {
-    const guide = readFileSync(join(ROOT, 'docs/sandbox.md'), 'utf8');
-    const block = /### Fixtures[\s\S]*?```json\n([\s\S]*?)```/.exec(guide)?.[1];
+    const guide = readFileSync(join(ROOT, 'docs/sandbox-tenants-fixtures.md'), 'utf8');
+    const block = /## Fixtures[\s\S]*?```json\n([\s\S]*?)```/.exec(guide)?.[1];
     const shown = JSON.parse(block ?? 'null');
     const example = JSON.parse(readFileSync(join(EXAMPLES, 'paid-then-refunded.json'), 'utf8'));
     expect(shown.$schema).toBe('./node_modules/payment-service-sdk/fixture.schema.json');

@@ -78,7 +78,7 @@ describe('a fresh clone', () => {
     if (clone) rmSync(clone, { recursive: true, force: true });
   });
 
-  it('npm pack builds first and packs dist/, the README and the CHANGELOG, and nothing from src/ or test/', async () => {
+  it('npm pack builds first and packs dist/, the README, the guides and the CHANGELOG, and nothing from src/ or test/', async () => {
     expect(existsSync(join(clone, 'dist'))).toBe(false);
     const packed = await run('npm', ['pack', '--dry-run', '--json'], clone, 150_000);
     expect(packed.code, packed.stderr).toBe(0);
@@ -90,6 +90,11 @@ describe('a fresh clone', () => {
         'package.json',
         'README.md',
         'CHANGELOG.md',
+        // The guides the README links to, as the MCP server serves them from the installed package.
+        'docs/README.md',
+        'docs/webhooks.md',
+        'docs/sandbox.md',
+        'docs/testing.md',
         'dist/cli.cjs',
         'dist/stores/postgres.sql',
         'dist/fixture.schema.json',
@@ -107,7 +112,9 @@ describe('a fresh clone', () => {
         ].flatMap((name) => ['mjs', 'cjs', 'd.ts', 'd.cts'].map((extension) => `dist/${name}.${extension}`)),
       ]),
     );
-    expect(paths.filter((path) => /^(src|test|examples|scripts|docs)\//.test(path))).toEqual([]);
+    expect(paths.filter((path) => /^(src|test|examples|scripts)\//.test(path))).toEqual([]);
+    // From docs/, the guides only: not the generated API reference, the JSON documents or the images.
+    expect(paths.filter((path) => path.startsWith('docs/') && !/^docs\/[\w-]+\.md$/.test(path))).toEqual([]);
     // Every file of the build and everything package.json names is in it, and nothing else.
     expect(tarballProblems(paths, clone)).toEqual([]);
   }, 180_000);

@@ -1,11 +1,11 @@
 /**
- * The README's client in another language: examples/python/sandbox_client.py, which the README
- * shows whole, run as written with python3 (standard library only) against the sandbox's container
- * on the host's network, as the README runs it, and against the CLI sandbox (so it is checked where
+ * The client in another language of docs/testing.md: examples/python/sandbox_client.py, of which
+ * the guide shows an excerpt and the command that runs it, run as written with python3 (standard library only) against the sandbox's container
+ * on the host's network, as the guide runs it, and against the CLI sandbox (so it is checked where
  * no container can run; under REQUIRE_CONTAINERS=1 the container run is required too).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,16 +15,20 @@ import { buildOnce, killAll, ROOT, type Running, startCli, stop } from './sandbo
 import { dockerApi } from './support/sandbox-image.js';
 
 const SCRIPT = join(ROOT, 'examples/python/sandbox_client.py');
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const GUIDE = readFileSync(join(ROOT, 'docs/testing.md'), 'utf8');
 const children = new Set<ChildProcess>();
 
-/** The ```python blocks of the README's "A client in another language" section. */
-function readmePythonBlocks(): string[] {
-  const start = README.indexOf('\n### A client in another language\n');
-  expect(start, 'README section "A client in another language"').toBeGreaterThanOrEqual(0);
-  const end = README.indexOf('\n## ', start + 1);
-  const section = README.slice(start, end === -1 ? undefined : end);
-  return [...section.matchAll(/^```python\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '');
+/** The guide's "Clients in other languages" section. */
+function guideSection(): string {
+  const start = GUIDE.indexOf('\n## Clients in other languages\n');
+  expect(start, 'docs/testing.md section "Clients in other languages"').toBeGreaterThanOrEqual(0);
+  const end = GUIDE.indexOf('\n## ', start + 1);
+  return GUIDE.slice(start, end === -1 ? undefined : end);
+}
+
+/** The blocks of the section in `language`. */
+function guideBlocks(language: string): string[] {
+  return [...guideSection().matchAll(new RegExp(`^\`\`\`${language}\\n([\\s\\S]*?)^\`\`\`$`, 'gm'))].map((match) => match[1] ?? '');
 }
 
 function freePort(): Promise<number> {
@@ -92,8 +96,14 @@ afterAll(() => {
   killAll();
 });
 
-it('the README shows the script whole, as the file the tests run', () => {
-  expect(readmePythonBlocks()).toEqual([readFileSync(SCRIPT, 'utf8')]);
+it('the guide runs the file the tests run, and its excerpt is a part of that file, as written', () => {
+  const [commands = ''] = guideBlocks('sh');
+  expect(commands).toContain('python3 examples/python/sandbox_client.py\n');
+  expect(existsSync(join(ROOT, 'examples/python/sandbox_client.py'))).toBe(true);
+  const excerpts = guideBlocks('python');
+  expect(excerpts.length).toBeGreaterThan(0);
+  const script = readFileSync(SCRIPT, 'utf8');
+  for (const excerpt of excerpts) expect(script, excerpt.slice(0, 80)).toContain(excerpt);
 });
 
 describe('against the CLI sandbox', () => {

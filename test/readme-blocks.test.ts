@@ -1,9 +1,11 @@
 /**
- * The README's code run as written, as processes against `npx payment-service-sdk sandbox` (the
- * built CLI): the merchant's path (Online payments, then the customer pays on the hosted page, then
- * the `urlOk` or `urlKo` route), the POS recovery block, the control API call that adds a webhook URL
- * to a running sandbox, and the blocks that show values, whose `console.log(...); // comment` lines
- * must print what their comment says (`…` stands for any text).
+ * The code of the README and the guides of docs/ run as written, as processes against
+ * `npx payment-service-sdk sandbox` (the built CLI): the merchant's path (docs/online-payments.md's
+ * session, then the customer pays on the hosted page, then the `urlOk` or `urlKo` route), the POS
+ * recovery block of docs/pos-payments.md, the control API call of docs/sandbox.md that adds a webhook
+ * URL to a running sandbox, the CI job's Start the sandbox step (the README's and docs/testing.md's),
+ * and the blocks that show values, whose `console.log(...); // comment` lines must print what their
+ * comment says (`…` stands for any text).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,21 +16,29 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { codeBlocks } from '../scripts/check-docs-code.mjs';
 import { buildOnce, killAll, ROOT, type Running, startCli, stop } from './sandbox/cli-process.js';
 
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const blocksOf = codeBlocks as (markdown: string) => { line: number; code: string }[];
 
-/** The text of the README's `## title` section. */
-function section(title: string): string {
-  const start = README.indexOf(`\n## ${title}\n`);
-  expect(start, `README section "${title}"`).toBeGreaterThanOrEqual(0);
-  const end = README.indexOf('\n## ', start + 1);
-  return README.slice(start, end === -1 ? undefined : end);
+/** Where the blocks are: the README, and the guides of docs/. */
+const README = 'README.md';
+const ONLINE = 'docs/online-payments.md';
+const POS = 'docs/pos-payments.md';
+const SANDBOX = 'docs/sandbox.md';
+const TESTING = 'docs/testing.md';
+const CLIENT = 'docs/client.md';
+
+/** The text of the `## title` section of `file` (up to the next `## `; `level` 3 for a `### title`). */
+function section(file: string, title: string, level = 2): string {
+  const markdown = readFileSync(join(ROOT, file), 'utf8');
+  const start = markdown.indexOf(`\n${'#'.repeat(level)} ${title}\n`);
+  expect(start, `${file}: section "${title}"`).toBeGreaterThanOrEqual(0);
+  const end = markdown.slice(start + 1).search(new RegExp(`\n#{1,${level}} `));
+  return markdown.slice(start, end === -1 ? undefined : start + 1 + end);
 }
 
 /** The one `ts` block of a section that contains `marker`. */
-function block(title: string, marker: string): string {
-  const found = blocksOf(section(title)).filter((candidate) => candidate.code.includes(marker));
-  expect(found, `one ts block of "${title}" with ${marker}`).toHaveLength(1);
+function block(file: string, title: string, marker: string, level = 2): string {
+  const found = blocksOf(section(file, title, level)).filter((candidate) => candidate.code.includes(marker));
+  expect(found, `one ts block of ${file} "${title}" with ${marker}`).toHaveLength(1);
   return found[0]?.code ?? '';
 }
 
@@ -73,10 +83,10 @@ function runScript(
   return new Promise((resolve) => child.on('close', (exit) => resolve({ code: exit, stdout, stderr })));
 }
 
-/** The settings the Online payments section tells the reader to set, for this sandbox. */
+/** The settings docs/online-payments.md's Create a session section tells the reader to set, for this sandbox. */
 function readmeSettings(): Record<string, string> {
   const settings = Object.fromEntries(
-    [...section('Online payments').matchAll(/`(PAYMENT_SERVICE_[A-Z_]+)=([^`]+)`/g)].map(([, name = '', value = '']) => [
+    [...section(ONLINE, 'Create a session').matchAll(/`(PAYMENT_SERVICE_[A-Z_]+)=([^`]+)`/g)].map(([, name = '', value = '']) => [
       name,
       here(value),
     ]),
@@ -101,7 +111,7 @@ afterAll(async () => {
   killAll();
 });
 
-describe("the README's merchant path against the CLI sandbox", () => {
+describe("docs/online-payments.md's merchant path against the CLI sandbox", () => {
   // What the reader has before the blocks: the client the section says to make, an Express app and
   // an order store. After them, the customer: opens the page, pays (or is declined) with
   // payTestSession, and is sent back to the shop, whose answer is printed on stderr as JSON.
@@ -123,9 +133,9 @@ const answer = await fetch(\`http://127.0.0.1:\${server.address().port}\${back.p
 console.error(JSON.stringify({ lang: /<html lang="([^"]*)"/.exec(page)?.[1], redirectUrl: outcome.redirectUrl, status: answer.status, body: await answer.text() }));
 server.close();
 `;
-  const create = () => block('Online payments', 'sessions.create(');
-  const paid = () => block('Confirming a payment: the redirect', "app.get('/paid'");
-  const failed = () => block('Confirming a payment: the redirect', "app.get('/failed'");
+  const create = () => block(ONLINE, 'Create a session', 'sessions.create(');
+  const paid = () => block(ONLINE, 'Verify the redirect', "app.get('/paid'");
+  const failed = () => block(ONLINE, 'Verify the redirect', "app.get('/failed'");
   const walk = (name: string, holderName = '') =>
     runScript(name, [prelude, create(), paid(), failed(), customer].join('\n'), { ...readmeSettings(), HOLDER_NAME: holderName });
   const answerOf = (stderr: string) => JSON.parse(stderr.trimEnd().split('\n').at(-1) ?? '{}');
@@ -151,8 +161,8 @@ server.close();
   }, 30_000);
 });
 
-describe("the README's POS recovery block", () => {
-  const recovery = () => block('POS payments', 'PosPaymentPendingError');
+describe("docs/pos-payments.md's POS recovery block", () => {
+  const recovery = () => block(POS, 'Charge at a terminal', 'PosPaymentPendingError');
   const prelude = `import { PaymentClient } from 'payment-service-sdk';
 const client = new PaymentClient();
 const poiId = process.env.POI_ID;
@@ -175,25 +185,26 @@ const saveForLater = async () => {};
   }, 30_000);
 });
 
-describe("the README's blocks that show values print them", () => {
-  for (const [title, marker] of [
-    ['References', 'parseReference('],
-    ['Test mode', 'posTestAmount('],
-    ['Sandbox', 'createSandbox('],
+describe("the README's and the guides' blocks that show values print them", () => {
+  for (const [file, title, marker] of [
+    [CLIENT, 'References', 'parseReference('],
+    [TESTING, 'Test mode', 'posTestAmount('],
+    [README, 'The sandbox', 'createSandbox('],
+    [SANDBOX, 'In a script, a test or a shell', 'createSandbox('],
   ] as const) {
-    it(title, async () => {
-      const code = block(title, marker);
+    it(`${file}: ${title}`, async () => {
+      const code = block(file, title, marker);
       expect(shown(code).length).toBeGreaterThan(0);
-      const result = await runScript(`shows-${title.replace(/\W/g, '-').toLowerCase()}`, code);
+      const result = await runScript(`shows-${`${file}-${title}`.replace(/\W/g, '-').toLowerCase()}`, code);
       expect(result.code, result.stderr).toBe(0);
       expectPrinted(result.stdout, shown(code));
     }, 30_000);
   }
 });
 
-describe('a webhook URL added to a running sandbox, as the README says', () => {
-  it('the control API call of the Sandbox section adds it and answers the list', async () => {
-    const sandboxSection = section('Sandbox');
+describe('a webhook URL added to a running sandbox, as docs/sandbox.md says', () => {
+  it('the control API call of its Webhook URLs section adds it and answers the list', async () => {
+    const sandboxSection = section(SANDBOX, 'Webhook URLs');
     const command = /^curl .*\/_sandbox\/webhook-urls .*$/m.exec(sandboxSection)?.[0];
     expect(command).toBeDefined();
     // The curl command's parts (a shell's quoting): method, headers, body and URL.
@@ -217,11 +228,22 @@ describe('a webhook URL added to a running sandbox, as the README says', () => {
   });
 });
 
-describe("the README's CI job: its Start the sandbox step, run as written by sh", () => {
-  /** The `run: |` lines of the step named `name` of the In CI section's YAML block. */
+describe('the CI job of the README and docs/testing.md: its Start the sandbox step, run as written by sh', () => {
+  /** The YAML block of the README's Test in CI section, and of docs/testing.md's GitHub Actions recipe. */
+  const jobs = () => [
+    /```yaml\n([\s\S]*?)```/.exec(section(README, 'Test in CI', 3))?.[1] ?? '',
+    /```yaml\n([\s\S]*?)```/.exec(section(TESTING, 'GitHub Actions: the sandbox started by the job', 3))?.[1] ?? '',
+  ];
+
+  it('is the same job in both', () => {
+    const [readme, guide] = jobs();
+    expect(readme).toContain('- name: Start the sandbox');
+    expect(readme).toBe(guide);
+  });
+
+  /** The `run: |` lines of the step named `name` of the job. */
   function stepRun(name: string): string {
-    const start = README.indexOf('\n### In CI\n');
-    const yaml = /```yaml\n([\s\S]*?)```/.exec(README.slice(start))?.[1] ?? '';
+    const yaml = jobs()[0] ?? '';
     const step = yaml.split(/^- name: /m).find((part) => part.startsWith(`${name}\n`)) ?? '';
     const lines = step.split('\n').slice(2);
     expect(step.split('\n')[1]?.trim(), `step ${name}`).toBe('run: |');
@@ -280,4 +302,28 @@ describe("the README's CI job: its Start the sandbox step, run as written by sh"
       rmSync(temp, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('the PAYMENT_SANDBOX_ variables the guides set (CI services, docker-compose) name flags of `payment-service-sdk sandbox`', () => {
+  it('each is a flag of sandbox --help, as PAYMENT_SANDBOX_<FLAG>', async () => {
+    const { stdout } = await new Promise<{ stdout: string }>((done) => {
+      const child = spawn(process.execPath, [join(ROOT, 'dist/cli.cjs'), 'sandbox', '--help'], { cwd: ROOT });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      child.on('close', () => done({ stdout: out }));
+    });
+    const flags = new Set(
+      [...stdout.matchAll(/--([a-z][a-z-]+)/g)].map(([, flag = '']) => `PAYMENT_SANDBOX_${flag.replaceAll('-', '_').toUpperCase()}`),
+    );
+    expect(flags.has('PAYMENT_SANDBOX_ALLOWED_HOST')).toBe(true);
+    const used = new Set(
+      [TESTING, 'docs/sandbox-container.md', SANDBOX].flatMap((file) =>
+        [...readFileSync(join(ROOT, file), 'utf8').matchAll(/```yaml\n([\s\S]*?)```/g)].flatMap(([, yaml = '']) =>
+          [...yaml.matchAll(/\b(PAYMENT_SANDBOX_[A-Z_]+):/g)].map(([, name = '']) => name),
+        ),
+      ),
+    );
+    expect(used.size).toBeGreaterThanOrEqual(4);
+    expect([...used].filter((name) => !flags.has(name))).toEqual([]);
+  });
 });

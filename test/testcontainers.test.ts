@@ -297,7 +297,7 @@ describe.skipIf(image === undefined)('against the image', () => {
     const script = `
 import { createRequire } from 'node:module';
 const require = createRequire(${JSON.stringify(`${root}/`)});
-// The ESM build runs in the README block's test.
+// The ESM build runs in the test of docs/testing.md's block.
 const builds = [[require('./dist/testcontainers.cjs'), require('./dist/index.cjs')]];
 const seen = [];
 for (const [{ PaymentSandboxContainer }, { PaymentClient }] of builds) {
@@ -317,10 +317,12 @@ console.log(JSON.stringify(seen));
     expect(JSON.parse(stdout)).toEqual([true, 'CJS_SHOP']);
   }, 120_000);
 
-  it("runs the README's block as written", async () => {
+  it("runs docs/testing.md's block as written", async () => {
     const root = fileURLToPath(new URL('..', import.meta.url));
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('\n### Testcontainers\n'), readme.indexOf('\n## Command line\n'));
+    const guide = readFileSync(join(root, 'docs/testing.md'), 'utf8');
+    const start = guide.indexOf('\n## Testcontainers\n');
+    expect(start).toBeGreaterThanOrEqual(0);
+    const section = guide.slice(start, guide.indexOf('\n## ', start + 1));
     const blocks = [...section.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((match) => match[1] ?? '');
     expect(blocks).toHaveLength(1);
     // A file of the repository, so that `payment-service-sdk` is the built package (its own name).

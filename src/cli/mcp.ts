@@ -64,7 +64,7 @@ async function loadMcp() {
   }
 }
 
-/** README.md and docs/*.md of the package this bin belongs to (docs/ exists in a checkout, not in the npm package). */
+/** README.md and docs/*.md of the package this bin belongs to (the npm package ships both, as a checkout has them). */
 function packageGuides(): { path: string }[] {
   try {
     const root = dirname(dirname(realpathSync(process.argv[1] ?? '')));

@@ -389,7 +389,8 @@ const FIXTURE_HELP = [
   '(sessions.create, pos.createPayment, modifications.refund, ...) or a sandbox action (sandbox.pay,',
   'sandbox.expire, sandbox.resolve, sandbox.advanceClock, sandbox.emitEvent, ...); params may refer to',
   `earlier results as \${step.field.path}. The whole file is checked before the first step runs (exit 2,`,
-  'nothing made). JSON Schema: payment-service-sdk/fixture.schema.json. Guide: docs/sandbox.md, "Fixtures".',
+  'nothing made). JSON Schema: payment-service-sdk/fixture.schema.json.',
+  'Guide: docs/sandbox-tenants-fixtures.md (in the package), "Fixtures".',
   '',
   'Example: payment-service-sdk trigger --fixture paid-then-refunded.json --override session.amount.value=2500',
 ].join('\n');

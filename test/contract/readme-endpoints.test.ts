@@ -1,5 +1,5 @@
 /**
- * The README's endpoint table against what it points to: every operation of the document the
+ * The endpoint table of docs/client.md (the README links it) against what it points to: every operation of the document the
  * sandbox serves is in it (both families), each row's SDK method exists, and each link lands on an
  * anchor of the dashboard's API reference page; the documents it links in docs/ exist.
  */
@@ -10,8 +10,8 @@ import { PaymentClient } from '../../src/index.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { ROOT } from '../sandbox/cli-process.js';
 
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const SECTION = /^## Endpoints and the OpenAPI contract\n([\s\S]*?)^## /m.exec(README)?.[1] ?? '';
+const GUIDE = readFileSync(join(ROOT, 'docs/client.md'), 'utf8');
+const SECTION = /^## Endpoints and the OpenAPI contract\n([\s\S]*?)^## /m.exec(GUIDE)?.[1] ?? '';
 const ROW = /^\| `(GET|POST) ([^`]+)` \| `client\.([\w.]+)` \| \[(\w+)\]\(([^)]+)\) \|$/gm;
 
 interface Row {
@@ -40,7 +40,7 @@ async function served(path: string): Promise<Response> {
   return response;
 }
 
-describe("the README's endpoint table", () => {
+describe("docs/client.md's endpoint table", () => {
   it('lists every operation of /openapi.json, each endpoint by its Live and Test paths', async () => {
     const document = (await (await served('/openapi.json')).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
     const operations = Object.entries(document.paths).flatMap(([path, item]) =>
@@ -67,7 +67,8 @@ describe("the README's endpoint table", () => {
   });
 
   it('links documents that are in the repository', () => {
-    const linked = [...SECTION.matchAll(/\/blob\/main\/(docs\/[\w.-]+\.json)\)/g)].map((match) => match[1] ?? '');
+    // Relative to the guide, in docs/.
+    const linked = [...SECTION.matchAll(/\]\(([\w.-]+\.json)\)/g)].map((match) => `docs/${match[1] ?? ''}`);
     expect(linked).toEqual(['docs/openapi.json', 'docs/sandbox-control.openapi.json']);
     for (const file of linked) expect(existsSync(join(ROOT, file)), file).toBe(true);
   });

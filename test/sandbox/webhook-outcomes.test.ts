@@ -1,6 +1,6 @@
 /**
  * Every payment outcome's webhook is handled, end to end over 127.0.0.1: the sandbox POSTs its
- * AUTHORISATION to a shop running the README's handler (`createWebhookHandler` with the README's
+ * AUTHORISATION to a shop running the handler of docs/webhooks.md (`createWebhookHandler` with its
  * `onAuthorisation`), which confirms it through the sandbox's API and answers. A refused payment's
  * webhook is answered 200 once and never redelivered.
  */
@@ -30,7 +30,7 @@ interface Order {
   status: 'open' | 'paid' | 'failed';
 }
 
-/** A shop on 127.0.0.1 whose webhook endpoint is the README's handler, with `orders` as its order store. */
+/** A shop on 127.0.0.1 whose webhook endpoint is the handler of docs/webhooks.md, with `orders` as its order store. */
 async function startShop(client: PaymentClient, orders: Order[]) {
   const errors: unknown[] = [];
   const confirmed: { outcome: PaymentOutcome; orderId: string }[] = [];
@@ -43,7 +43,7 @@ async function startShop(client: PaymentClient, orders: Order[]) {
   const markOrderPaid = mark('paid');
   const markOrderFailed = mark('failed');
 
-  // The README's onAuthorisation, as written there.
+  // The onAuthorisation of docs/webhooks.md's Verify a webhook, as written there.
   const webhook = createWebhookHandler({
     onAuthorisation: async (event) => {
       const order = await findOrder(event.data.customReference);
@@ -72,7 +72,7 @@ async function startShop(client: PaymentClient, orders: Order[]) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/payments`, errors, confirmed };
 }
 
-describe("the README's webhook handler against the sandbox", () => {
+describe('the webhook handler of docs/webhooks.md against the sandbox', () => {
   it('answers 200 to a declined POS payment (amount ending in 77), confirmed as refused, and it is never redelivered', async () => {
     const clock = manualClock();
     const ctx = await sandbox({ clock });
