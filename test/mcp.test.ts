@@ -163,6 +163,8 @@ describe('mcp over stdio', () => {
         'payment-service://openapi.json',
         'payment-service://sandbox/openapi.json',
         'payment-service://guides/README.md',
+        'payment-service://guides/docs/README.md',
+        'payment-service://guides/docs/webhooks.md',
       ]),
     );
     for (const uri of uris) {

@@ -70,7 +70,9 @@ function packageGuides(): { path: string }[] {
     const root = dirname(dirname(realpathSync(process.argv[1] ?? '')));
     const guides = existsSync(join(root, 'README.md')) ? [{ path: join(root, 'README.md') }] : [];
     const docs = join(root, 'docs');
-    if (existsSync(docs)) for (const name of readdirSync(docs).sort()) if (name.endsWith('.md')) guides.push({ path: join(docs, name) });
+    // Named by their path in the package: docs/README.md, the guides' index, beside the README.
+    if (existsSync(docs))
+      for (const name of readdirSync(docs).sort()) if (name.endsWith('.md')) guides.push({ path: join(docs, name), name: `docs/${name}` });
     return guides;
   } catch {
     return [];

@@ -15,13 +15,13 @@ import type { SandboxLink } from './sandbox-link.js';
 export interface McpGuide {
   /** The file (read on each `resources/read`). */
   path: string;
-  /** Default the file's name (`README.md`, `sandbox.md`). */
+  /** Default the file's name (`README.md`, `sandbox.md`); a path such as `docs/README.md` keeps its folders in the URI. */
   name?: string | undefined;
 }
 
 export const OPENAPI_URI = 'payment-service://openapi.json';
 export const CONTROL_OPENAPI_URI = 'payment-service://sandbox/openapi.json';
-export const guideUri = (name: string) => `payment-service://guides/${encodeURIComponent(name)}`;
+export const guideUri = (name: string) => `payment-service://guides/${name.split('/').map(encodeURIComponent).join('/')}`;
 
 export function registerResources(
   server: McpServer,
