@@ -65,10 +65,10 @@ async function loadMcp() {
 }
 
 /** README.md and docs/*.md of the package this bin belongs to (the npm package ships both, as a checkout has them). */
-function packageGuides(): { path: string }[] {
+function packageGuides(): { path: string; name?: string }[] {
   try {
     const root = dirname(dirname(realpathSync(process.argv[1] ?? '')));
-    const guides = existsSync(join(root, 'README.md')) ? [{ path: join(root, 'README.md') }] : [];
+    const guides: { path: string; name?: string }[] = existsSync(join(root, 'README.md')) ? [{ path: join(root, 'README.md') }] : [];
     const docs = join(root, 'docs');
     // Named by their path in the package: docs/README.md, the guides' index, beside the README.
     if (existsSync(docs))
