@@ -9,6 +9,7 @@
  * ```
  */
 import type { Environment } from '../core/options.js';
+import { fetchResponse } from './answer.js';
 import type { TerminalSettings as SandboxTerminal } from './api/terminals.js';
 import { type SandboxClock, systemClock } from './clock.js';
 import type { ClockState, ControlSession, SandboxControl } from './control/control.js';
@@ -16,6 +17,7 @@ import { type ControlContext, invoke } from './control/route.js';
 import { CONTROL_ROUTES as routes } from './control/routes.js';
 import type { SandboxFaults } from './faults.js';
 import { declaredHosts, publicOrigin } from './http/access.js';
+import { fetchRequest, type NodeRequest } from './http/incoming.js';
 import type { NodeServer } from './http/node.js';
 import { pipeline } from './pipeline.js';
 import type { PosRecord, SandboxRecords, WebhookDelivery } from './records.js';
@@ -301,16 +303,22 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     baseUrl: () => sandbox.baseUrl,
   });
   let closing: Promise<void> | undefined;
+  const fetchHandle: Sandbox['handle'] = (request, info) => handle({ request, info }).then(fetchResponse);
+  // The server answers from Node's own request and response; through `sandbox.handle` (and fetch's
+  // `Request` and `Response`) only when a caller has put another handler in its place, a test's
+  // recorder of the traffic, say.
+  const serve = (request: NodeRequest, info: HandleInfo | undefined) =>
+    sandbox.handle === fetchHandle ? handle({ request, info }) : sandbox.handle(request.toRequest(), info);
 
   const sandbox: Sandbox = {
-    handle: (request, info) => handle({ request, info }),
+    handle: fetchHandle,
     get handlers() {
       return mswHandlers(() => sandbox.baseUrl, sandbox.handle);
     },
     async listen(listenOptions = {}) {
       if (http.server) return { baseUrl: sandbox.baseUrl };
       const { serveNode } = await import('./http/node.js');
-      http.server = await serveNode(sandbox.handle, {
+      http.server = await serveNode(serve, {
         port: listenOptions.port ?? 0,
         host: listenOptions.host ?? '127.0.0.1',
         maxBodyBytes,
@@ -412,8 +420,8 @@ function requestHandler(parts: {
     maxBodyBytes,
     idempotencyTtlMs: parts.idempotencyTtlMs,
     pages: [
-      ({ request, url }) => handleDashboard(request, url, { ...dashboard, origin: publicUrl ?? url.origin }),
-      ({ request, url }) => handlePage(request, url, { ...pageTenant(url), maxBodyBytes }),
+      ({ request, url }) => handleDashboard(fetchRequest(request), url, { ...dashboard, origin: publicUrl ?? url.origin }),
+      ({ request, url }) => handlePage(fetchRequest(request), url, { ...pageTenant(url), maxBodyBytes }),
     ],
   });
 }

@@ -1,4 +1,5 @@
 /** JSON answers in the service's envelopes, the failures they carry, and the sandbox's own failure codes. */
+import { JsonAnswer } from './answer.js';
 
 export const SANDBOX_BANNER = 'payment-service-sdk sandbox: not the real payment service, no money moves';
 
@@ -67,22 +68,14 @@ export function failureBody(failure: ServiceFailure, traceId: string): string {
   });
 }
 
-/**
- * Set on the answers {@link jsonResponse} makes: their body's text, so that the request log reads it
- * without reading (and rebuilding) the answer's stream.
- */
-export const BODY_TEXT = Symbol('payment-service-sdk.sandbox.bodyText');
-
-/** Set on success answers beside {@link BODY_TEXT}: the `data` their envelope carries, so that the request log does not parse it back. */
-export const BODY_DATA = Symbol('payment-service-sdk.sandbox.bodyData');
-
-export function jsonResponse(status: number, body: string, extra?: Record<string, string>): Response {
-  return Object.assign(new Response(body, { status, headers: { ...JSON_HEADERS, ...extra } }), { [BODY_TEXT]: body });
+/** A JSON answer with the sandbox's headers (see {@link JsonAnswer}). */
+export function jsonResponse(status: number, body: string, extra?: Record<string, string>): JsonAnswer {
+  return new JsonAnswer(status, extra === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...extra }, body);
 }
 
 /** A success answer: `text` is {@link successBody} of `data`, made by the caller (which may store it too). */
-export function successResponse(status: number, data: unknown, text = successBody(data)): Response {
-  return Object.assign(jsonResponse(status, text), { [BODY_DATA]: data });
+export function successResponse(status: number, data: unknown, text = successBody(data)): JsonAnswer {
+  return new JsonAnswer(status, JSON_HEADERS, text, data);
 }
 
 /** The answer to a key the sandbox does not know, or no longer knows (its tenant was removed). */

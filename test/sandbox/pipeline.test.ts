@@ -4,6 +4,7 @@
  * idempotency claim. In process, no network.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import type { SandboxAnswer } from '../../src/sandbox/answer.js';
 import { manualClock } from '../../src/sandbox/index.js';
 import { ServiceFailure } from '../../src/sandbox/responses.js';
 import { chain } from '../../src/sandbox/steps/chain.js';
@@ -61,7 +62,7 @@ describe('chain', () => {
 
 const reached = () => Promise.resolve(new Response('reached'));
 
-async function failureOf(run: () => Promise<Response>): Promise<ServiceFailure> {
+async function failureOf(run: () => Promise<SandboxAnswer>): Promise<ServiceFailure> {
   try {
     await run();
   } catch (error) {

@@ -2,13 +2,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { JsonAnswer, type SandboxAnswer } from '../answer.js';
 import { DECLARED_LENGTH } from '../faults.js';
 import { hostName } from './access.js';
 import { Connections } from './drain.js';
-import { receivedByServer } from './received.js';
+import { NodeRequest } from './incoming.js';
 import { rawAnswer, refuseBody } from './refuse.js';
 
-type Handler = (request: Request, info?: { remoteAddress?: string | undefined }) => Promise<Response>;
+type Handler = (request: NodeRequest, info?: { remoteAddress?: string | undefined }) => Promise<SandboxAnswer>;
 
 /** How {@link serveNode} listens, and what it answers for requests that never reach the handler. */
 export interface ServeOptions {
@@ -57,69 +58,59 @@ function requestBase(message: IncomingMessage, fallback: string): string {
   return host !== undefined && hostName(host) !== undefined ? `http://${host}` : fallback;
 }
 
-/** Reads a Node request into a fetch `Request`; `complete` is false when the body was cut at the limit. */
-async function toRequest(
-  message: IncomingMessage,
-  origin: string,
-  limit: number,
-  signal: AbortSignal,
-): Promise<{ request: Request; complete: boolean }> {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(message.headers)) {
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else if (value !== undefined) headers.set(name, value);
-  }
+/** Methods a fetch `Request` refuses: the client's fault (400), as for `sandbox.handle`'s callers. */
+const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
+
+/**
+ * The absolute URL of a Node request; throws for a target that makes none (an out-of-range port, an
+ * unclosed IPv6 host) and for a method fetch forbids, which are answered 400.
+ */
+function requestUrl(message: IncomingMessage, origin: string): string {
+  if (FORBIDDEN_METHODS.has(message.method ?? '')) throw new TypeError(`${message.method} is not a method the sandbox takes`);
+  return new URL(message.url ?? '/', requestBase(message, origin)).href;
+}
+
+/** Reads a Node request's body, up to one byte past the limit; `complete` is false when it was cut there. */
+async function readRequest(message: IncomingMessage, origin: string, limit: number, signal: AbortSignal): Promise<NodeRequest> {
+  const url = requestUrl(message, origin);
   const method = message.method ?? 'GET';
-  const init: RequestInit = { method, headers, signal };
+  if (method === 'GET' || method === 'HEAD')
+    return new NodeRequest(method, url, { headers: message.headers, body: null, complete: true }, signal);
+  const chunks: Buffer[] = [];
+  let size = 0;
   let complete = true;
-  if (method !== 'GET' && method !== 'HEAD') {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    // Past the limit the rest is discarded as it arrives, never held.
-    await new Promise<void>((resolve, reject) => {
-      message.on('data', (chunk: Buffer) => {
-        if (!complete) return;
-        chunks.push(chunk);
-        size += chunk.byteLength;
-        if (size > limit) {
-          complete = false;
-          resolve();
-        }
-      });
-      message.once('end', resolve);
-      message.once('error', reject);
+  // Past the limit the rest is discarded as it arrives, never held.
+  await new Promise<void>((resolve, reject) => {
+    message.on('data', (chunk: Buffer) => {
+      if (!complete) return;
+      chunks.push(chunk);
+      size += chunk.byteLength;
+      if (size > limit) {
+        complete = false;
+        resolve();
+      }
     });
-    init.body = Buffer.concat(chunks);
-  }
-  const request = new Request(new URL(message.url ?? '/', requestBase(message, origin)), init);
-  receivedByServer.set(request, { headers: message.headers, body: (init.body as Buffer | undefined) ?? null, complete });
-  return { request, complete };
+    message.once('end', resolve);
+    message.once('error', reject);
+  });
+  const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  return new NodeRequest(method, url, { headers: message.headers, body, complete }, signal);
 }
 
 /**
  * A request whose body is over the limit, as far as it was read (nothing of it when its declared
  * length was over): the handler answers it 413 as the body step does, and logs it with its body cut.
  */
-function tooLargeRequest(message: IncomingMessage, origin: string, signal: AbortSignal): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(message.headers)) {
-    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
-    else if (value !== undefined) headers.set(name, value);
-  }
-  const request = new Request(new URL(message.url ?? '/', requestBase(message, origin)), {
-    method: message.method ?? 'POST',
-    headers,
-    signal,
-  });
-  receivedByServer.set(request, { headers: message.headers, body: new Uint8Array(0), complete: false });
-  return request;
+function tooLargeRequest(message: IncomingMessage, origin: string, signal: AbortSignal): NodeRequest {
+  const received = { headers: message.headers, body: new Uint8Array(0), complete: false };
+  return new NodeRequest(message.method ?? 'POST', requestUrl(message, origin), received, signal);
 }
 
 /**
  * Answers a body over the limit 413 on the socket (see `refuseBody`), with the handler's own 413
  * answer when it gave one (the API's, which its request log recorded), else `fallback`.
  */
-function refuseTooLarge(message: IncomingMessage, answer: Promise<Response>, fallback: () => string): Promise<void> {
+function refuseTooLarge(message: IncomingMessage, answer: Promise<SandboxAnswer>, fallback: () => string): Promise<void> {
   return answer.then(
     async (response) => refuseBody(message, response.status === 413 ? await response.text() : fallback()),
     () => refuseBody(message, fallback()),
@@ -143,7 +134,13 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-async function send(response: Response, target: ServerResponse, connections: Connections): Promise<void> {
+async function send(response: SandboxAnswer, target: ServerResponse, connections: Connections): Promise<void> {
+  if (response instanceof JsonAnswer) {
+    const { bodyText } = response;
+    // Its length in the head: set by writeHead, the head is out before end() could count the body.
+    target.writeHead(response.status, { ...response.headers.record, 'content-length': Buffer.byteLength(bodyText) });
+    return void target.end(bodyText);
+  }
   // A reset injected by a fault rule: the connection closes with no answer.
   if (response.type === 'error') return void target.destroy();
   target.statusCode = response.status;
@@ -177,6 +174,8 @@ async function send(response: Response, target: ServerResponse, connections: Con
 export async function serveNode(handle: Handler, options: ServeOptions): Promise<NodeServer> {
   const connections = new Connections();
   const tooLarge = () => options.failure(413, `Request body larger than ${options.maxBodyBytes} bytes`);
+  // A method or target fetch's Request refuses (TRACE, a malformed authority): the client's fault.
+  const malformed = (response: ServerResponse) => refuse(response, 400, options.failure(400, 'Malformed HTTP request'));
   // Node's own check of a missing Host answers a bare 400: the sandbox answers it with the envelope.
   const server = createServer({ requireHostHeader: false }, (message, response) => {
     if (message.httpVersion === '1.1' && message.headers.host === undefined)
@@ -187,7 +186,12 @@ export async function serveNode(handle: Handler, options: ServeOptions): Promise
     const info = { remoteAddress: message.socket.remoteAddress };
     // A body declared over the limit is refused at once: the answer does not wait for the body.
     if (Number(message.headers['content-length'] ?? 0) > options.maxBodyBytes) {
-      const request = tooLargeRequest(message, baseUrl, new AbortController().signal);
+      let request: NodeRequest;
+      try {
+        request = tooLargeRequest(message, baseUrl, new AbortController().signal);
+      } catch {
+        return malformed(response);
+      }
       return void refuseTooLarge(message, handle(request, info), tooLarge);
     }
     // Aborted when the client goes away: a long answer (an event stream) stops with it.
@@ -197,19 +201,13 @@ export async function serveNode(handle: Handler, options: ServeOptions): Promise
     response.once('close', () => {
       if (!response.writableFinished) gone.abort();
     });
-    toRequest(message, baseUrl, options.maxBodyBytes, gone.signal)
+    readRequest(message, baseUrl, options.maxBodyBytes, gone.signal)
       .then(
-        ({ request, complete }) =>
-          complete
+        (request) =>
+          request.received.complete
             ? handle(request, info).then((answer) => send(answer, response, connections))
             : refuseTooLarge(message, handle(request, info), tooLarge),
-        // A method or target fetch's Request refuses (TRACE, a malformed authority): the client's fault.
-        () => {
-          response.statusCode = 400;
-          response.setHeader('content-type', 'application/json; charset=utf-8');
-          response.setHeader('connection', 'close');
-          response.end(options.failure(400, 'Malformed HTTP request'));
-        },
+        () => malformed(response),
       )
       .catch(() => {
         if (response.headersSent) return void response.destroy();

@@ -3,18 +3,19 @@
  * and `next`, can answer early, add to the context for the steps after it, or change the answer
  * that `next` gives back.
  */
+import type { SandboxAnswer } from '../answer.js';
 
 /** The rest of the chain, from the step after this one. */
-export type Next<C> = (context: C) => Promise<Response>;
+export type Next<C> = (context: C) => Promise<SandboxAnswer>;
 
 /** One step: answers from `context`, usually by calling `next` with the context it has grown. */
-export type Step<In, Out = In> = (context: In, next: Next<Out>) => Promise<Response>;
+export type Step<In, Out = In> = (context: In, next: Next<Out>) => Promise<SandboxAnswer>;
 
 /** Steps in the order they run, from a context of type `In` to the `C` the next step gets. */
 export class Chain<In, C> {
-  readonly #run: (context: In, last: Next<C>) => Promise<Response>;
+  readonly #run: (context: In, last: Next<C>) => Promise<SandboxAnswer>;
 
-  constructor(run: (context: In, last: Next<C>) => Promise<Response>) {
+  constructor(run: (context: In, last: Next<C>) => Promise<SandboxAnswer>) {
     this.#run = run;
   }
 

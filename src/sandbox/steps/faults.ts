@@ -6,9 +6,12 @@
  * a rule changed names it in `X-Sandbox-Fault`; a reset has no answer at all. A call that names or
  * made a record leaves a fault entry on that record's timeline.
  */
+
+import { headersOf, JsonAnswer, type SandboxAnswer } from '../answer.js';
 import { DECLARED_LENGTH, FAULT_HEADER, type FaultRuleState, referencesIn, STRUCK_RULE } from '../faults.js';
 import { readText } from '../http/body.js';
-import { BODY_DATA, failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure, unknownKey } from '../responses.js';
+import type { SandboxRequest } from '../http/incoming.js';
+import { failureBody, jsonResponse, SANDBOX_CODES, ServiceFailure, unknownKey } from '../responses.js';
 import type { Caller } from '../tenants.js';
 import type { Step } from './chain.js';
 import type { ApiCall } from './endpoint.js';
@@ -30,7 +33,7 @@ export function faults<C extends ApiCall & Caller>(traceId: () => string, maxBod
       note(context, struck, [...context.params, ...referencesIn(await bodyOf(context.request, maxBodyBytes, context.received))]);
       return withFault(injected(before, traceId), before);
     }
-    let answer: Response;
+    let answer: SandboxAnswer;
     try {
       answer = await next(context);
     } catch (error) {
@@ -77,7 +80,7 @@ function note(context: ApiCall & Caller, struck: readonly FaultRuleState[], refe
 }
 
 /** A POST's JSON body, read only to find the records it names; `undefined` when there is none to read. */
-async function bodyOf(request: Request, limit: number, received: Uint8Array | undefined): Promise<unknown> {
+async function bodyOf(request: SandboxRequest, limit: number, received: Uint8Array | undefined): Promise<unknown> {
   if (request.method !== 'POST') return undefined;
   try {
     return JSON.parse(await readText(request, limit, received));
@@ -87,12 +90,12 @@ async function bodyOf(request: Request, limit: number, received: Uint8Array | un
 }
 
 /** The `data` of a successful answer (where `data.sessionId`, `data.refundReference`, ... name what it made); `undefined` for another. */
-async function answerData(answer: Response): Promise<unknown> {
+async function answerData(answer: SandboxAnswer): Promise<unknown> {
   if (!answer.ok || answer.type === 'error') return undefined;
-  const data = (answer as { [BODY_DATA]?: unknown })[BODY_DATA];
-  if (data !== undefined) return data;
+  if (answer instanceof JsonAnswer && answer.data !== undefined) return answer.data;
   try {
-    return ((await answer.clone().json()) as { data?: unknown }).data;
+    const text = answer instanceof JsonAnswer ? answer.bodyText : await answer.clone().text();
+    return (JSON.parse(text) as { data?: unknown }).data;
   } catch {
     return undefined;
   }
@@ -102,7 +105,7 @@ async function answerData(answer: Response): Promise<unknown> {
  * The answer of an error, terminal or reset rule: the failure envelope with its status (a terminal
  * answers as a busy or offline one does), or no answer (`Response.error()`).
  */
-function injected(rule: FaultRuleState, traceId: () => string): Response {
+function injected(rule: FaultRuleState, traceId: () => string): SandboxAnswer {
   const { effect } = rule;
   if (effect.type === 'terminal') {
     const failure =
@@ -118,16 +121,17 @@ function injected(rule: FaultRuleState, traceId: () => string): Response {
 }
 
 /** The first half of the answer's body, under the `Content-Length` of the whole. */
-async function truncated(answer: Response): Promise<Response> {
+async function truncated(answer: SandboxAnswer): Promise<Response> {
   const bytes = new Uint8Array(await answer.arrayBuffer());
-  const cut = new Response(bytes.slice(0, Math.floor(bytes.byteLength / 2)), { status: answer.status, headers: answer.headers });
+  const cut = new Response(bytes.slice(0, Math.floor(bytes.byteLength / 2)), { status: answer.status, headers: headersOf(answer) });
   cut.headers.set('content-length', String(bytes.byteLength));
   return Object.assign(cut, { [DECLARED_LENGTH]: bytes.byteLength });
 }
 
 /** The answer with the rule named in its headers; a reset stays without an answer. */
-function withFault(answer: Response, rule: FaultRuleState): Response {
+function withFault(answer: SandboxAnswer, rule: FaultRuleState): SandboxAnswer {
   if (answer.type === 'error') return Object.assign(answer, { [STRUCK_RULE]: rule.id });
+  if (answer instanceof JsonAnswer) return answer.withHeader(FAULT_HEADER, rule.id);
   const headers = new Headers(answer.headers);
   headers.set(FAULT_HEADER, rule.id);
   const marked = new Response(answer.body, { status: answer.status, headers });

@@ -3,6 +3,7 @@
  * was used on another endpoint or with another body, a wait while that request still runs);
  * otherwise the operation runs and its success is stored under the key.
  */
+import type { SandboxAnswer } from '../answer.js';
 import type { Answer, Deferred } from '../api/index.js';
 import { jsonResponse, SANDBOX_CODES, ServiceFailure, successBody, successResponse } from '../responses.js';
 import { hashText } from '../store.js';
@@ -11,7 +12,7 @@ import type { WithBody } from './body.js';
 import type { ApiCall } from './endpoint.js';
 
 /** How a call's transaction ends: an answer now, a wait for the running request with the same key, or an answer to come. */
-export type Outcome = { response: Response } | { wait: true } | Deferred;
+export type Outcome = { response: SandboxAnswer } | { wait: true } | Deferred;
 
 /** Replays or claims the call's key around `operation`; runs inside the transaction. */
 export type Claim<C> = (context: C, operation: () => Answer | Deferred) => Outcome;

@@ -7,9 +7,11 @@
  * the sandbox's own log with `tenant: null`. Recording never changes the answer: a failure to
  * record is reported as the tenant's own.
  */
+
+import { JsonAnswer, type SandboxAnswer } from '../answer.js';
 import { API_ROUTES, type ApiRoute } from '../api/routes.js';
 import { DECLARED_LENGTH, FAULT_HEADER, STRUCK_RULE } from '../faults.js';
-import { type Received, receivedByServer } from '../http/received.js';
+import { NodeRequest, type Received } from '../http/incoming.js';
 import {
   bodyText,
   cutBody,
@@ -25,7 +27,6 @@ import {
 import type { RequestLogReferences } from '../request-log/schema.js';
 import { Scrubber } from '../request-log/secrets.js';
 import type { NewEntry } from '../request-log/store.js';
-import { BODY_DATA, BODY_TEXT } from '../responses.js';
 import type { Tenant, Tenants } from '../tenants.js';
 import type { Step } from './chain.js';
 import { type FailureAnswers, respond } from './respond.js';
@@ -33,10 +34,10 @@ import type { ApiRequest, RequestNotes } from './route.js';
 
 /** What an answer was, read once for the log and sent on unchanged. */
 interface Answered {
-  response: Response;
+  response: SandboxAnswer;
   /** Its body as the sandbox wrote it, or as bytes; `null` for none. */
   body: string | Uint8Array | null;
-  /** The `data` of a success envelope, when the answer carried it as a value ({@link BODY_DATA}). */
+  /** The `data` of a success envelope, when the answer carried it as a value (a {@link JsonAnswer}'s). */
   data?: unknown;
   faultRule: string | null;
 }
@@ -54,10 +55,10 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
     const at = (caller ?? tenants.main).clock.now();
     // What the Node server received, when it made the request; else the body is read here once, and
     // the steps below get it as bytes: cheaper than a clone's two streams.
-    const received = receivedByServer.get(request);
+    const received = request instanceof NodeRequest ? request.received : undefined;
     const sent = received
-      ? received.body && { bytes: received.body, complete: received.complete ?? true }
-      : request.body
+      ? received.body && { bytes: received.body, complete: received.complete }
+      : !(request instanceof NodeRequest) && request.body
         ? await readUpTo(request.body, maxBodyBytes + 1)
         : null;
     const notes: RequestNotes = {};
@@ -72,7 +73,7 @@ export function requestLog(tenants: Tenants, failures: FailureAnswers, maxBodyBy
         tenant: owner?.webcode ?? null,
         notes,
         sent,
-        headers: received?.headers ?? request.headers,
+        headers: received?.headers ?? (request as Request).headers,
         answered,
         durationMs,
       });
@@ -126,13 +127,13 @@ function scrubberOf(tenant: Tenant, presented: string): Scrubber {
 }
 
 /** The answer's body as the log keeps it, and the answer to send: as it was, or rebuilt around the bytes read. */
-async function readAnswer(response: Response): Promise<Answered> {
+async function readAnswer(response: SandboxAnswer): Promise<Answered> {
+  if (response instanceof JsonAnswer)
+    return { response, body: response.bodyText, data: response.data, faultRule: response.headers.get(FAULT_HEADER) };
   if (response.type === 'error') {
     const rule = (response as { [STRUCK_RULE]?: string })[STRUCK_RULE];
     return { response, body: null, faultRule: rule ?? null };
   }
-  const { [BODY_TEXT]: written, [BODY_DATA]: data } = response as { [BODY_TEXT]?: string; [BODY_DATA]?: unknown };
-  if (written !== undefined) return { response, body: written, data, faultRule: response.headers.get(FAULT_HEADER) };
   const bytes = new Uint8Array(await response.arrayBuffer());
   const rebuilt = new Response(bytes, { status: response.status, statusText: response.statusText, headers: response.headers });
   const declared = (response as { [DECLARED_LENGTH]?: number })[DECLARED_LENGTH];

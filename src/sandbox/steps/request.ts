@@ -1,5 +1,6 @@
 /** The context a request starts with, and where its path leads: the API, the control API, or a page. */
 import type { Environment } from '../../core/options.js';
+import type { SandboxRequest } from '../http/incoming.js';
 
 /** Per-request details the fetch handler cannot see itself. */
 export interface HandleInfo {
@@ -9,7 +10,7 @@ export interface HandleInfo {
 
 /** A request as it reaches the sandbox. */
 export interface Incoming {
-  request: Request;
+  request: SandboxRequest;
   info: HandleInfo | undefined;
 }
 

@@ -1,5 +1,6 @@
 /** Where a request goes by its path: the API, the control API, the dashboard, the payment page, or 404. */
 import type { Environment } from '../../core/options.js';
+import type { SandboxAnswer } from '../answer.js';
 import type { ApiRoute } from '../api/routes.js';
 import { SANDBOX_CODES, ServiceFailure } from '../responses.js';
 import type { Next } from './chain.js';
@@ -28,7 +29,7 @@ export interface RequestNotes {
 }
 
 /** A page handler: its answer, or `undefined` for a path that is not its own. */
-export type PageHandler = (context: Located) => Promise<Response | undefined>;
+export type PageHandler = (context: Located) => Promise<SandboxAnswer | undefined>;
 
 /** The sub-chains a request may take. */
 export interface Areas {

@@ -4,7 +4,9 @@
  * request was in flight answers here too: whatever the steps after it gave (a wait cut short, a
  * closed store, even an answer), the key no longer exists, so 403 as for any unknown key.
  */
+
 import type { Environment } from '../../core/options.js';
+import type { SandboxAnswer } from '../answer.js';
 import { SANDBOX_CODES, ServiceFailure, unknownKey } from '../responses.js';
 import type { Caller, Tenants } from '../tenants.js';
 import type { Step } from './chain.js';
@@ -20,7 +22,7 @@ export function tenant<C extends Located & { environment?: Environment | undefin
       throw new ServiceFailure(403, SANDBOX_CODES.ipNotAllowed, "Forbidden: this address is not in the API key's IP allow-list");
     }
     const { removed } = caller.tenant;
-    let answer: Response;
+    let answer: SandboxAnswer;
     try {
       answer = await next({ ...context, ...caller });
     } catch (error) {
