@@ -210,6 +210,8 @@ if (!workerInputs.some((input) => input.startsWith('dist/worker/')))
   );
 if (workerInputs.some((input) => /schema-compiler|zod\/v4\/core\/compile\.js$/.test(input)))
   problems.push('the Worker bundle contains the schema compiler');
+for (const name of ['ky', 'uuid'].filter((name) => workerPackages.has(name)))
+  problems.push(`the Worker bundle contains ${name}, which the build for Workers does without (src/core/hooks-route.ts, random-uuid.ts)`);
 if (/new Function|\bFunction\(/.test(new TextDecoder().decode(workerJs)))
   problems.push('the Worker bundle contains new Function, which workerd refuses');
 

@@ -7,8 +7,8 @@ import { changesMadeBy } from './schema-changes.js';
 import { compile, validate } from './schema-compiler.js';
 
 export { default as pRetry } from 'p-retry';
-export { v4 as uuidv4 } from 'uuid';
 export { ready, startSpan } from './telemetry.js';
+export { v4 as uuidv4 } from './uuid.js';
 
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ENETUNREACH', 'EHOSTUNREACH']);
 

@@ -24,8 +24,9 @@ export interface RetryInfo extends RequestContext {
 
 /**
  * Hooks around every HTTP attempt, for adapters that trace or decorate the exchange. A client with
- * `beforeRequest` or `afterResponse` sends its attempts through ky, which runs them; one without
- * sends them straight to `fetch`, which is cheaper.
+ * `beforeRequest` or `afterResponse` sends its attempts through ky, which runs them (in the build for
+ * Workers, edge runtimes and browsers, the SDK runs them itself, the same way, without ky); one
+ * without sends them straight to `fetch`, which is cheaper.
  */
 export interface ClientHooks {
   /** Called before each retry, after the decision to retry and before the wait. */
