@@ -8,7 +8,6 @@
 import type { ServerEntry } from '../openapi/document.js';
 import type { JsonObject } from '../openapi/json-schema.js';
 import type { SandboxAnswer } from './answer.js';
-import type { SandboxRequest } from './http/incoming.js';
 import { jsonResponse, SANDBOX_CODES, ServiceFailure } from './responses.js';
 
 /** Where the service's document is served. */
@@ -37,7 +36,12 @@ export async function openApiText(path: string, origin: string, documentOf: Docu
 }
 
 /** The answer to a request for the document at `path`, whose `servers` entry is `origin`: GET and HEAD only. */
-export async function openApiAnswer(request: SandboxRequest, url: URL, origin: string, documentOf: DocumentOf): Promise<SandboxAnswer> {
+export async function openApiAnswer(
+  request: { readonly method: string },
+  url: URL,
+  origin: string,
+  documentOf: DocumentOf,
+): Promise<SandboxAnswer> {
   const { method } = request;
   if (method !== 'GET' && method !== 'HEAD') {
     throw new ServiceFailure(405, SANDBOX_CODES.methodNotAllowed, `Method ${method} not allowed on ${url.pathname}`);

@@ -74,6 +74,7 @@ export class RecordTable<R> {
   readonly #key: ColumnSpec<R>;
   readonly #columns: ColumnSpec<R>[];
   readonly #upsert: string;
+  readonly #byKey: string;
 
   constructor(store: SandboxStore, table: string, key: ColumnSpec<R>, columns: ColumnSpec<R>[]) {
     this.#store = store;
@@ -86,17 +87,25 @@ export class RecordTable<R> {
         .slice(1)
         .map((name) => `${name} = excluded.${name}`)
         .join(', ')}`;
+    this.#byKey = `SELECT record FROM ${table} WHERE ${key.name} = ? LIMIT 1`;
   }
 
   /** Inserts the record, or replaces the stored one with the same key. */
   save(record: R): void {
-    this.#store
-      .statement(this.#upsert)
-      .run(this.#key.of(record), ...this.#columns.map((column) => column.of(record)), JSON.stringify(record));
+    const values: SqlValue[] = [this.#key.of(record)];
+    for (const column of this.#columns) values.push(column.of(record));
+    values.push(JSON.stringify(record));
+    this.#store.statement(this.#upsert).run(...values);
   }
 
   get(key: string): R | undefined {
-    return this.findBy({ [this.#key.name]: key });
+    const row = this.#store.statement(this.#byKey).get(key);
+    return row ? (JSON.parse(row.record as string) as R) : undefined;
+  }
+
+  /** Whether a record has `value` in `column` (one of the table's, named by the caller, never by a request). */
+  has(column: string, value: SqlValue): boolean {
+    return this.#store.statement(`SELECT 1 FROM ${this.#table} WHERE ${column} = ? LIMIT 1`).get(value) !== undefined;
   }
 
   findBy(conditions: Conditions): R | undefined {

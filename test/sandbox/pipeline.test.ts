@@ -10,7 +10,7 @@ import { ServiceFailure } from '../../src/sandbox/responses.js';
 import { chain } from '../../src/sandbox/steps/chain.js';
 import { faults } from '../../src/sandbox/steps/faults.js';
 import { hostCheck } from '../../src/sandbox/steps/host.js';
-import { idempotency } from '../../src/sandbox/steps/idempotency.js';
+import { canonical, idempotency } from '../../src/sandbox/steps/idempotency.js';
 import type { Located } from '../../src/sandbox/steps/request.js';
 import { tenant } from '../../src/sandbox/steps/tenant.js';
 import { openTenant, type Tenant, Tenants } from '../../src/sandbox/tenants.js';
@@ -174,6 +174,36 @@ describe('tenant and idempotency', () => {
     expect(
       await faults(() => 'trace', 1024)(context, (passed) => Promise.resolve(passed === context ? answer : new Response('changed'))),
     ).toBe(answer);
+  });
+
+  it('idempotency: a body hashes as the sorted-entries form of earlier versions did, whatever its key order', () => {
+    // The form stored hashes were made with (a replacer that rebuilt every object from its sorted entries).
+    const before = (value: unknown) =>
+      JSON.stringify(value, (_key, inner: unknown) =>
+        inner && typeof inner === 'object' && !Array.isArray(inner)
+          ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)))
+          : inner,
+      );
+    let seed = 7;
+    const next = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed % n;
+    };
+    const KEYS = ['b', 'a', '10', '2', '0', '4294967295', '4294967294', '01', 'Z', 'é', '', 'amount', '__x'];
+    const make = (depth: number): unknown => {
+      const kind = next(depth > 2 ? 4 : 6);
+      if (kind === 0) return next(1000) - 500;
+      if (kind === 1) return ['x', 'é\u2028', '', '"q"'][next(4)];
+      if (kind === 2) return [null, true, false][next(3)];
+      if (kind === 3) return 1.5e-7;
+      if (kind === 4) return Array.from({ length: next(4) }, () => make(depth + 1));
+      return Object.fromEntries(Array.from({ length: next(6) }, () => [KEYS[next(KEYS.length)], make(depth + 1)]));
+    };
+    for (let round = 0; round < 500; round++) {
+      const value = JSON.parse(JSON.stringify(make(0))) as unknown;
+      expect(canonical(value)).toBe(before(value));
+    }
+    expect(canonical({ b: 1, a: { d: 2, c: 3 } })).toBe(canonical({ a: { c: 3, d: 2 }, b: 1 }));
   });
 
   it('idempotency: runs the operation once, then replays its stored answer; another body or endpoint is refused', async () => {

@@ -56,7 +56,7 @@ export class Sessions {
   #newToken(): string {
     for (;;) {
       const token = `${this.#context.tokenPrefix}${randomDigits(this.#context, 32, 16)}`;
-      if (!this.#context.store.sessions.findBy({ token })) return token;
+      if (!this.#context.store.sessions.has('token', token)) return token;
     }
   }
 

@@ -37,19 +37,25 @@ export class NodeHeaders {
 /** A request the Node server received: method, absolute URL, headers and body as Node gave them. */
 export class NodeRequest {
   readonly method: string;
-  readonly url: string;
+  /** The URL parsed, once: the host check reads it. */
+  readonly parsedUrl: URL;
   readonly headers: NodeHeaders;
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal;
   readonly received: Received;
   #fetch: Request | undefined;
 
-  constructor(method: string, url: string, received: Received, signal: AbortSignal) {
+  constructor(method: string, url: URL, received: Received, signal: AbortSignal) {
     this.method = method;
-    this.url = url;
+    this.parsedUrl = url;
     this.headers = new NodeHeaders(received.headers);
     this.signal = signal;
     this.received = received;
+  }
+
+  /** The absolute URL. */
+  get url(): string {
+    return this.parsedUrl.href;
   }
 
   /** The same request as a fetch `Request`, made once (for the pages). */

@@ -65,9 +65,9 @@ const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
  * The absolute URL of a Node request; throws for a target that makes none (an out-of-range port, an
  * unclosed IPv6 host) and for a method fetch forbids, which are answered 400.
  */
-function requestUrl(message: IncomingMessage, origin: string): string {
+function requestUrl(message: IncomingMessage, origin: string): URL {
   if (FORBIDDEN_METHODS.has(message.method ?? '')) throw new TypeError(`${message.method} is not a method the sandbox takes`);
-  return new URL(message.url ?? '/', requestBase(message, origin)).href;
+  return new URL(message.url ?? '/', requestBase(message, origin));
 }
 
 /** Reads a Node request's body, up to one byte past the limit; `complete` is false when it was cut there. */

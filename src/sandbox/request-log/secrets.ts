@@ -37,6 +37,9 @@ export function isSecretHeader(name: string): boolean {
   return !NOT_SECRET.has(name) && SECRET_HEADER.test(name);
 }
 
+/** How many header names a {@link Scrubber} remembers. */
+const MAX_KNOWN_NAMES = 256;
+
 /** Replaces every secret of `secrets` found in texts by its mask. */
 export class Scrubber {
   readonly #secrets: string[];
@@ -44,11 +47,19 @@ export class Scrubber {
   readonly #masks = new Map<string, string>();
   /** Each secret as JSON may escape it (any of its characters as `\uXXXX`), made on first need. */
   #escaped: RegExp[] | undefined;
+  /** The secrets in lower case, for header names. */
+  readonly #lowerSecrets: string[];
+  /**
+   * Header names as the log keeps them, by name: a client sends the same few names on every
+   * request, and each took a pass over every secret. Bounded, as names are the client's to choose.
+   */
+  readonly #names = new Map<string, string>();
 
   constructor(secrets: Iterable<string>) {
     // Longest first: a secret that contains another is masked whole.
     this.#secrets = [...new Set(secrets)].filter((secret) => secret.length >= MIN_SCRUBBED).sort((a, b) => b.length - a.length);
     for (const secret of this.#secrets) this.#masks.set(secret, maskSecret(secret));
+    this.#lowerSecrets = this.#secrets.map((secret) => secret.toLowerCase());
   }
 
   /** The length of the longest secret as JSON may write it (every character `\uXXXX`): how far past a cut a secret may reach. */
@@ -110,12 +121,15 @@ export class Scrubber {
 
   /** A header's name, which HTTP gives in lower case: a secret in it is masked whatever its case. */
   #headerName(name: string): string {
+    const known = this.#names.get(name);
+    if (known !== undefined) return known;
     let scrubbed = this.text(name);
     const lower = scrubbed.toLowerCase();
-    for (const secret of this.#secrets) {
-      const at = lower.indexOf(secret.toLowerCase());
+    for (const [index, secret] of this.#secrets.entries()) {
+      const at = lower.indexOf(this.#lowerSecrets[index] ?? secret);
       if (at >= 0) scrubbed = `${scrubbed.slice(0, at)}${this.#mask(secret)}${scrubbed.slice(at + secret.length)}`;
     }
+    if (this.#names.size < MAX_KNOWN_NAMES) this.#names.set(name, scrubbed);
     return scrubbed;
   }
 

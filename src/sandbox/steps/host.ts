@@ -3,6 +3,7 @@
  * (a page of another site whose name was rebound to this address gets 421 before anything runs).
  */
 import { isOwnHost, misdirectedPage } from '../http/access.js';
+import { NodeRequest } from '../http/incoming.js';
 import { SANDBOX_CODES, ServiceFailure } from '../responses.js';
 import type { Step } from './chain.js';
 import { answersJson, type Incoming, type Located } from './request.js';
@@ -25,7 +26,8 @@ export function hostCheck(hosts: OwnHosts): Step<Incoming, Located> {
     const { request } = context;
     if (request.url.length > MAX_URL_LENGTH)
       throw new ServiceFailure(431, SANDBOX_CODES.headersTooLarge, `URL longer than ${MAX_URL_LENGTH} characters`);
-    const url = new URL(request.url);
+    // Parsed once: the Node server parsed it already (no step changes it).
+    const url = request instanceof NodeRequest ? request.parsedUrl : new URL(request.url);
     // In-process requests carry no Host; over HTTP, one that names another site is refused.
     const host = request.headers.get('host');
     if (host !== null && !isOwnHost(host, hosts.bound(), hosts.declared)) {
