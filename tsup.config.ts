@@ -70,6 +70,9 @@ const noSchemaCompiler: NonNullable<Options['esbuildPlugins']>[number] = {
     // uuid's v4 as it runs there (crypto.randomUUID), without the package's fallback code.
     const randomUuid = fileURLToPath(new URL('./src/core/random-uuid.ts', import.meta.url));
     build.onResolve({ filter: /^\.\/uuid\.js$/ }, () => ({ path: randomUuid }));
+    // p-retry's loop for the transport's one way of calling it, without the package.
+    const retryLoop = fileURLToPath(new URL('./src/core/retry-loop.ts', import.meta.url));
+    build.onResolve({ filter: /^\.\/p-retry\.js$/ }, () => ({ path: retryLoop }));
   },
 };
 

@@ -37,22 +37,29 @@ import { build } from 'esbuild';
 // was tried: a shared chunk made the initial load 1.2 kB larger still). Issue 36 added 1.5 kB:
 // pos.preparePayment, posPaymentKey, the POS calls' deadline, pos.checkPayment and follow-ups of a
 // charge by its state, which the issue puts in the root.
-// Issue 39 asked for 27.0 kB initial and at most 30 kB for the Worker bundle; neither is reached, so
-// the budgets are the measured values + ~1 % (2026-12-01: initial 32.78, request 46.41, total 64.89,
-// Worker 38.90 kB). Moving POS recovery, pos.checkPayment and the charge lookup behind an `import()`
-// was measured again: the lazy chunk shares errors, deadline, retry and transport with the root, so
-// esbuild splits the root into an entry and a shared chunk, and the initial load fell by only
-// 0.64 kB for 2.78 kB more in total (the cross-chunk imports and exports, two gzip streams).
+// Issue 39 asked for 27.0 kB initial and at most 30 kB for the Worker bundle. The Worker bundle is
+// within it (2026-12-02: 28.99 kB, budget measured + ~1 %): the build for Workers links its own
+// hooks runner, retry loop and UUIDs in place of ky, p-retry and uuid (src/core/hooks-route.ts,
+// retry-loop.ts, random-uuid.ts; test/worker-build/ runs the client, retry and redirect suites with
+// them). The initial load is not (32.78 kB; request 46.41, total 64.89): its budgets stay the
+// measured values + ~1 %. What it holds is zod/mini's runtime (~33 kB minified, needed at import:
+// parseWebhook and the calls' parameter checks are synchronous) and the SDK's own ~70 kB, of which
+// the async-only paths (the webhook handler's delivery, webhooks.confirm, POS recovery, follow-ups'
+// checks, interpretResponse) could load later only if they imported nothing from the root: moving
+// POS recovery, pos.checkPayment and the charge lookup behind an `import()` was measured: the lazy
+// chunk shares errors, deadline, retry and transport with the root, so esbuild splits the root into
+// an entry and a shared chunk, and the initial load fell by only 0.64 kB for 2.78 kB more in total
+// (the cross-chunk imports and exports, two gzip streams).
 // - initial: everything the root's static imports reach (zod/mini's schemas and runtime parser, the
 //   client and its resources, POS recovery, webhooks, follow-ups, redirect glue without jose);
 // - request: + the network chunk (p-retry, uuid, the OpenTelemetry glue) and dist/schema-compiler.mjs;
 // - total: + ky (a client with hooks) and jose (decodeRedirectData);
 // - Worker: the README's Workers example as one file under the Worker conditions (dist/worker/, no
-//   schema compiler), every dynamic import inlined: ky (~8.4 kB of it) counts, as wrangler bundles it.
+//   schema compiler, ky, p-retry or uuid), every dynamic import inlined, as wrangler bundles it.
 const BUDGET_INITIAL = 33_100;
 const BUDGET_REQUEST = 46_900;
 const BUDGET_TOTAL = 65_550;
-const BUDGET_WORKER = 39_300;
+const BUDGET_WORKER = 29_300;
 
 /** The README's Workers example, bundled as a Worker (stage 4). */
 const WORKER_EXAMPLE = 'examples/webhooks/cloudflare-worker.ts';
@@ -210,8 +217,10 @@ if (!workerInputs.some((input) => input.startsWith('dist/worker/')))
   );
 if (workerInputs.some((input) => /schema-compiler|zod\/v4\/core\/compile\.js$/.test(input)))
   problems.push('the Worker bundle contains the schema compiler');
-for (const name of ['ky', 'uuid'].filter((name) => workerPackages.has(name)))
-  problems.push(`the Worker bundle contains ${name}, which the build for Workers does without (src/core/hooks-route.ts, random-uuid.ts)`);
+for (const name of ['ky', 'p-retry', 'uuid'].filter((name) => workerPackages.has(name)))
+  problems.push(
+    `the Worker bundle contains ${name}, which the build for Workers does without (src/core/hooks-route.ts, retry-loop.ts, random-uuid.ts)`,
+  );
 if (/new Function|\bFunction\(/.test(new TextDecoder().decode(workerJs)))
   problems.push('the Worker bundle contains new Function, which workerd refuses');
 

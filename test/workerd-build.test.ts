@@ -65,11 +65,13 @@ afterAll(async () => {
   await sandbox?.close();
 });
 
-it('bundles dist/worker/ for the workerd condition, without the schema compiler, new Function, ky or uuid', () => {
+it('bundles dist/worker/ for the workerd condition, without the schema compiler, new Function, ky, p-retry or uuid', () => {
   const inputs = Object.keys(bundle.metafile.inputs);
   expect(inputs).toContain('dist/worker/index.mjs');
   expect(
-    inputs.filter((input) => /^dist\/(?!worker\/)|schema-compiler|zod\/v4\/core\/compile\.js$|node_modules\/(ky|uuid)\//.test(input)),
+    inputs.filter((input) =>
+      /^dist\/(?!worker\/)|schema-compiler|zod\/v4\/core\/compile\.js$|node_modules\/(ky|p-retry|is-network-error|uuid)\//.test(input),
+    ),
   ).toEqual([]);
   expect(bundle.outputFiles[0]?.text).not.toMatch(/new Function|\bFunction\(/);
 });

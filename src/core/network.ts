@@ -6,7 +6,7 @@ import type * as z from 'zod/mini';
 import { changesMadeBy } from './schema-changes.js';
 import { compile, validate } from './schema-compiler.js';
 
-export { default as pRetry } from 'p-retry';
+export { default as pRetry } from './p-retry.js';
 export { ready, startSpan } from './telemetry.js';
 export { v4 as uuidv4 } from './uuid.js';
 
