@@ -15,6 +15,7 @@ import { MIGRATIONS, requestLogTable, SESSION_ENDS, STAGED_REQUEST_LOG } from '.
 export { STAGED_REQUEST_LOG } from './store-schema.js';
 
 import { FaultEntryTable, IdempotencyTable, JobTable, TerminalSettingsTable } from './store-tables.js';
+import { Timestamps } from './store-timestamps.js';
 
 export type { Job } from './store-tables.js';
 
@@ -233,8 +234,8 @@ export const STATEMENT_CACHE_SIZE = 128;
 /** The sandbox's database. */
 export class SandboxStore {
   readonly #db: Database;
-  /** Prepared statements by SQL text, least recently used first. */
-  readonly #statements = new Map<string, Statement>();
+  /** Prepared statements by SQL text, oldest first, each marked when used since it was last passed over. */
+  readonly #statements = new Map<string, { statement: Statement; used: boolean }>();
   #depth = 0;
   #closed = false;
   /** Where the database lives: a file path, or `:memory:`. */
@@ -321,23 +322,33 @@ export class SandboxStore {
     return this.statement('SELECT total_changes() AS n').get()?.n as number;
   }
 
-  /** A prepared statement, prepared once per SQL text while among the {@link STATEMENT_CACHE_SIZE} last used. */
+  /**
+   * A prepared statement, prepared once per SQL text and kept while in use: past
+   * {@link STATEMENT_CACHE_SIZE} texts, one not used since the last eviction is let go (a second
+   * chance, so that a hit costs one lookup rather than moving the entry to the end).
+   */
   statement(sql: string): Statement {
     // Rather than SQLite's "statement has been finalized" from a statement prepared before the close.
     if (this.#closed) throw new SandboxStoreClosedError(this.location);
-    let statement = this.#statements.get(sql);
-    if (statement) {
-      // Moved to the end: the first entry is the least recently used.
-      this.#statements.delete(sql);
-    } else {
-      statement = this.#db.prepare(sql);
-      if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
-        const oldest = this.#statements.keys().next().value;
-        if (oldest !== undefined) this.#statements.delete(oldest);
-      }
+    const cached = this.#statements.get(sql);
+    if (cached) {
+      cached.used = true;
+      return cached.statement;
     }
-    this.#statements.set(sql, statement);
+    const statement = this.#db.prepare(sql);
+    if (this.#statements.size >= STATEMENT_CACHE_SIZE) this.#evictOne();
+    this.#statements.set(sql, { statement, used: false });
     return statement;
+  }
+
+  /** Lets go of the oldest statement not used since it was last passed over; those used go to the end, unmarked. */
+  #evictOne(): void {
+    for (const [sql, entry] of this.#statements) {
+      this.#statements.delete(sql);
+      if (!entry.used) return;
+      entry.used = false;
+      this.#statements.set(sql, entry);
+    }
   }
 
   /** How many prepared statements the store keeps now, at most {@link STATEMENT_CACHE_SIZE}. */
@@ -354,6 +365,7 @@ export class SandboxStore {
     // Changes are counted only while someone watches (the dashboard's live view): one query less otherwise.
     const before = this.#watchers.size > 0 ? this.#totalChanges() : 0;
     this.statement('BEGIN IMMEDIATE').run();
+    this.#timestamps.begin();
     this.#depth++;
     try {
       const result = work();
@@ -362,6 +374,7 @@ export class SandboxStore {
       return result;
     } catch (error) {
       // A rollback that fails too (a damaged file) must not hide the first error.
+      this.#timestamps.rollback();
       try {
         this.statement('ROLLBACK').run();
       } catch {
@@ -403,8 +416,13 @@ export class SandboxStore {
 
   /** A timestamp for an id: `now`, made unique and increasing. */
   nextTimestamp(now: number): number {
-    return this.#bump('lastTimestamp', now);
+    return this.#timestamps.next(now);
   }
+
+  readonly #timestamps = new Timestamps({
+    read: () => this.counter('lastTimestamp'),
+    write: (value) => this.setCounter('lastTimestamp', value),
+  });
 
   /** The value of counter `name`. */
   counter(name: string): number {
@@ -498,6 +516,11 @@ export class SandboxStore {
   /** Closes the database; what touches the store after that throws {@link SandboxStoreClosedError}. Once only. */
   close(): void {
     if (this.#closed) return;
+    try {
+      this.#timestamps.close();
+    } catch {
+      // A store that cannot be written keeps its reservation: the next run starts past it.
+    }
     this.#closed = true;
     this.#db.close();
     // Gone already where an open file can be removed; elsewhere (Windows) now.
