@@ -421,7 +421,7 @@ function requestHandler(parts: {
     idempotencyTtlMs: parts.idempotencyTtlMs,
     pages: [
       ({ request, url }) => handleDashboard(fetchRequest(request), url, { ...dashboard, origin: publicUrl ?? url.origin }),
-      ({ request, url }) => handlePage(fetchRequest(request), url, { ...pageTenant(url), maxBodyBytes }),
+      ({ request, url }) => handlePage(request, url, { ...pageTenant(url), maxBodyBytes }),
     ],
   });
 }

@@ -36,9 +36,16 @@ function modificationView(record: ModificationRecord) {
   };
 }
 
-function sum(records: ModificationRecord[], type: OperationType): number {
-  return records.filter((record) => record.operationType === type).reduce((total, record) => total + (record.amount?.value ?? 0), 0);
-}
+/**
+ * A payment's modifications that did not fail, by type: their count and the sum of their amounts.
+ * Summed by SQLite from the records' JSON, rather than every record read back and parsed: a payment
+ * refunded many times made each refund slower than the one before. `+environment`: the payment's
+ * index, not the environment's (which SQLite, without statistics, took, reading every modification).
+ */
+const TOTALS = `SELECT operation_type AS type, count(*) AS n, total(json_extract(record, '$.amount.value')) AS amount
+  FROM modifications WHERE +environment = ? AND payment_reference = ? AND status <> 'failed' GROUP BY operation_type`;
+
+type Totals = Partial<Record<OperationType, { count: number; amount: number }>>;
 
 /** The modification operations; each runs inside the transaction of the request or job that calls it. */
 export class Modifications {
@@ -105,11 +112,12 @@ export class Modifications {
     payment: { amount: StoredAmount; isPreAuth: boolean },
     body: Record<string, unknown>,
   ): StoredAmount | null {
-    const history = this.#context.store.modifications
-      .all({ environment, payment_reference: paymentReference })
-      .filter((record) => record.status !== 'failed');
-    const captured = sum(history, 'capture');
-    const cancelled = history.some((record) => record.operationType === 'cancel');
+    const totals: Totals = {};
+    for (const row of this.#context.store.statement(TOTALS).all(environment, paymentReference))
+      totals[row.type as OperationType] = { count: row.n as number, amount: row.amount as number };
+    const sum = (kind: OperationType) => totals[kind]?.amount ?? 0;
+    const captured = sum('capture');
+    const cancelled = (totals.cancel?.count ?? 0) > 0;
     if (type === 'cancel' || type === 'extend') {
       if (!payment.isPreAuth || cancelled || captured > 0)
         throw invalid(`Only an open pre-authorisation can be ${type === 'cancel' ? 'cancelled' : 'extended'}`);
@@ -119,7 +127,7 @@ export class Modifications {
     if (given && given.currency !== payment.amount.currency)
       throw invalid(`amount.currency must be ${payment.amount.currency}, the payment's currency`);
     const base = type === 'capture' ? payment.amount.value : payment.isPreAuth ? captured : payment.amount.value;
-    const available = base - sum(history, type);
+    const available = base - sum(type);
     if (type === 'capture' && (!payment.isPreAuth || cancelled)) throw invalid('Only an open pre-authorisation can be captured');
     if (type === 'refund' && payment.isPreAuth && captured === 0)
       throw invalid('A pre-authorisation must be captured before it is refunded');

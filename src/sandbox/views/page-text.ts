@@ -195,6 +195,6 @@ export function localeOf(tag: string | null | undefined): PageLocale {
 }
 
 /** For a page without a session (an unknown link): the first language the browser asks for. */
-export function requestLocale(request: Request): PageLocale {
+export function requestLocale(request: { readonly headers: { get(name: string): string | null } }): PageLocale {
   return localeOf(/^\s*([a-z]{2,3}(-[a-z0-9]{1,8})*)/i.exec(request.headers.get('accept-language') ?? '')?.[1]);
 }

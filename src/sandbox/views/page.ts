@@ -7,12 +7,14 @@ import { TEST_CARDHOLDER_NAMES, type TestCardholderName } from '../../testing/in
 import { PAYMENT_PAGE_SECONDS, type SandboxApi } from '../api/index.js';
 import type { SandboxClock } from '../clock.js';
 import { readText } from '../http/body.js';
+import type { SandboxRequest } from '../http/incoming.js';
 import type { SessionRecord } from '../records.js';
 import { SANDBOX_BANNER } from '../responses.js';
 import type { SandboxStore } from '../store.js';
 import { type CardFormErrors, type CardFormProblem, checkCardForm } from '../validation.js';
 import { type Html, html, raw } from './html.js';
 import { localeOf, type Outcome, type PageLocale, requestLocale, type Strings } from './page-text.js';
+import { signerReady, signHs256 } from './redirect-data.js';
 import { cspNonce, htmlResponse } from './response.js';
 
 /** What the payment page needs from the sandbox. */
@@ -304,22 +306,22 @@ function withQuery(url: string, name: string, value: string): string {
   return target.toString();
 }
 
-async function redirectData(session: SessionRecord, context: PageContext): Promise<string> {
-  const { SignJWT } = await import('jose');
-  return new SignJWT({
-    paymentReference: session.paymentReference,
-    sessionId: session.sessionId,
-    amount: session.amount.value,
-    currency: session.amount.currency,
-    status: 'AUTHORISED',
-    paymentStatus: session.paymentStatus,
-    customReference: session.customReference,
-    description: session.description,
-    webcode: context.webcode,
-  })
-    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-    .setIssuedAt(Math.floor(context.clock.now() / 1000))
-    .sign(new TextEncoder().encode(context.clientSecrets[session.environment]));
+function redirectData(session: SessionRecord, context: PageContext): Promise<string> {
+  return signHs256(
+    {
+      paymentReference: session.paymentReference,
+      sessionId: session.sessionId,
+      amount: session.amount.value,
+      currency: session.amount.currency,
+      status: 'AUTHORISED',
+      paymentStatus: session.paymentStatus,
+      customReference: session.customReference,
+      description: session.description,
+      webcode: context.webcode,
+      iat: Math.floor(context.clock.now() / 1000),
+    },
+    context.clientSecrets[session.environment],
+  );
 }
 
 /** What ended a failed session: its last attempt, declined for a reason of the Test table or a processor error. */
@@ -369,7 +371,7 @@ export function pageSessionToken(url: URL): { environment: Environment; token: s
  * A page whose tenant is removed while it is answered (the store closed under it) is not found,
  * 404, as a link to no session is: the session went with its tenant.
  */
-export async function handlePage(request: Request, url: URL, context: PageContext): Promise<Response | undefined> {
+export async function handlePage(request: SandboxRequest, url: URL, context: PageContext): Promise<Response | undefined> {
   const page = pageSessionToken(url);
   if (!page) return undefined;
   let answer: Response;
@@ -382,17 +384,21 @@ export async function handlePage(request: Request, url: URL, context: PageContex
   return context.removed.aborted ? notFound(request) : answer;
 }
 
-function notFound(request: Request): Response {
+function notFound(request: SandboxRequest): Response {
   const locale = requestLocale(request);
   return messagePage(404, locale, locale.text.notFoundTitle, locale.text.notFoundMessage);
 }
 
-async function servePage(request: Request, page: { environment: Environment; token: string }, context: PageContext): Promise<Response> {
+async function servePage(
+  request: SandboxRequest,
+  page: { environment: Environment; token: string },
+  context: PageContext,
+): Promise<Response> {
   const { environment } = page;
   // Read before the session: from here on nothing awaits until the session's change is committed.
   const form = request.method === 'POST' ? readForm(await readText(request, context.maxBodyBytes)) : undefined;
-  // The signer of urlOk's data, loaded before any change: the answer after a commit cannot fail on it.
-  if (form) await import('jose');
+  // The signer of urlOk's data, ready before any change: the answer after a commit cannot fail on it.
+  if (form) await signerReady();
   const session = context.api.sessions.byToken(environment, page.token);
   if (!session) return notFound(request);
 
@@ -409,25 +415,28 @@ async function servePage(request: Request, page: { environment: Environment; tok
   }
 
   if (session.status !== 'pending') return finished(session, context, form.action === 'cancel' && session.status === 'cancelled');
-  context.store.transaction(() => context.api.sessions.opened(session));
+  const { api, store } = context;
   if (form.action === 'cancel') {
     // Built before the commit: once the session is cancelled, answering cannot fail.
     const toShop = seeOther(session.urlKo);
-    context.store.transaction(() => context.api.sessions.cancel(session));
+    store.transaction(() => {
+      api.sessions.opened(session);
+      api.sessions.cancel(session);
+    });
     return toShop;
   }
   const errors = checkCardForm(form, new Date(context.clock.now()));
   if (Object.keys(errors).length > 0) {
+    store.transaction(() => api.sessions.opened(session));
     const remaining = PAYMENT_PAGE_SECONDS - Math.floor((context.clock.now() - (session.openedAt ?? 0)) / 1000);
     return formPage(session, remaining, form, errors);
   }
   const scripted = TEST_CARDHOLDER_NAMES[form.holderName.trim().toUpperCase() as keyof typeof TEST_CARDHOLDER_NAMES];
-  if (scripted) {
-    context.store.transaction(() =>
-      context.api.sessions.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description),
-    );
-  } else {
-    context.store.transaction(() => context.api.sessions.authorise(session));
-  }
+  // Opened and paid (or declined) in one transaction: one commit per form POST.
+  store.transaction(() => {
+    api.sessions.opened(session);
+    if (scripted) api.sessions.decline(session, scripted.result === 'error' ? 'error' : 'refused', scripted.description);
+    else api.sessions.authorise(session);
+  });
   return finished(session, context);
 }
