@@ -93,7 +93,8 @@ async function readRequest(message: IncomingMessage, origin: string, limit: numb
     message.once('end', resolve);
     message.once('error', reject);
   });
-  const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+  // A copy, also of one chunk: a chunk is a view of the socket's read buffer, which the request log would keep alive.
+  const body = Buffer.concat(chunks);
   return new NodeRequest(method, url, { headers: message.headers, body, complete }, signal);
 }
 
