@@ -29,7 +29,9 @@ const WALK_BLOCKS = Number(process.env.BENCH_WALK_BLOCKS ?? 12);
 const STORE_WINDOW_MS = Number(process.env.BENCH_STORE_WINDOW_MS ?? 2_000);
 const API_KEY = 'sk_test_bench';
 const WEBCODE = 'SHOP1';
-const TARGETS = { perCallRatio: 1.2, walkRatio: 1.25, bundleBytes: 25_000, importMs: 40, sandboxPerSecond: 3_000 };
+// Issue 39: per call within 1.10 of raw fetch (and below stripe-node), cold import under 30 ms, what
+// importing loads within 27.0 kB; everything is reported beside stripe-node's and openai-node's.
+const TARGETS = { perCallRatio: 1.1, walkRatio: 1.25, bundleBytes: 27_000, importMs: 30, sandboxPerSecond: 3_000 };
 /** The sandbox store with `--data-dir`: creates/s as it grows, against its own rate at 1k and the in-memory one; memory; restart. */
 const STORE_TARGETS = { at20kRatio: 0.6, at100kRatio: 0.5, vsMemoryRatio: 0.5, rssGrowthMB: 100, restartMs: 1_000 };
 /**
@@ -1447,7 +1449,7 @@ table(
       kB(bundle.sdk.totalGzipBytes),
       kB(bundle.stripe.totalGzipBytes),
       kB(bundle.openai.totalGzipBytes),
-      `<= ${kB(TARGETS.bundleBytes)}: ${verdict(bundle.sdk.totalGzipBytes <= TARGETS.bundleBytes)}`,
+      'beside the peers',
     ],
   ],
 );

@@ -157,7 +157,9 @@ export class Modifications {
       throw kind === 'session'
         ? unknownReference('sessionId', 'a session', environment, id)
         : unknownReference('posPaymentId', 'a POS payment', environment, id);
-    const records = store.modifications.all({ environment, session_id: id });
+    // By the session's index alone: with the environment as well, SQLite (without statistics) took the
+    // environment's index and read every modification of it.
+    const records = store.modifications.all({ session_id: id }).filter((record) => record.environment === environment);
     return {
       status: 200,
       data: { modifications: records.map(modificationView), meta: { cursor: null, hasMore: false, total: records.length } },
