@@ -8,6 +8,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { slug } from './support/markdown.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -15,14 +16,6 @@ const GUIDES = `https://github.com/payment-service-sdk/payment-service-sdk/blob/
 
 /** The Markdown without its fenced blocks (whose lines may look like headings or links). */
 const prose = (markdown: string) => markdown.replace(/^```[\s\S]*?^```$/gm, '');
-
-/** GitHub's anchor of a heading. */
-const slug = (heading: string) =>
-  heading
-    .trim()
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/\s/g, '-');
 
 interface Section {
   level: number;

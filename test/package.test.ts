@@ -14,6 +14,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script without declarations
 import { tarballProblems as problemsOf } from '../scripts/package-files.mjs';
+import { slug } from './support/markdown.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const tarballProblems = problemsOf as (paths: string[], root: string) => string[];
@@ -161,13 +162,6 @@ describe('package.json and the README as the registry shows them', () => {
     expect(manifest.bugs).toEqual({ url: `${repository}/issues` });
   });
 
-  /** GitHub's anchor of a heading. */
-  const slug = (heading: string) =>
-    heading
-      .trim()
-      .toLowerCase()
-      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-      .replace(/\s/g, '-');
   const anchors = (path: string) =>
     new Set([...readFileSync(path, 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map(([, heading = '']) => slug(heading)));
 

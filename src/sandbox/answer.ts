@@ -21,10 +21,6 @@ export class PlainHeaders {
     return this.#record[name.toLowerCase()] ?? null;
   }
 
-  has(name: string): boolean {
-    return this.#record[name.toLowerCase()] !== undefined;
-  }
-
   forEach(callback: (value: string, name: string) => void): void {
     for (const [name, value] of Object.entries(this.#record)) callback(value, name);
   }

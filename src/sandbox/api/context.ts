@@ -2,7 +2,8 @@
 import { REFERENCE_INFIXES } from '../../schemas/references.js';
 import type { SandboxClock } from '../clock.js';
 import { SANDBOX_CODES, ServiceFailure } from '../responses.js';
-import type { KeysetPage, SandboxStore } from '../store.js';
+import type { SandboxStore } from '../store.js';
+import type { KeysetPage } from '../store-records.js';
 import { cursorAfter } from '../validation.js';
 import type { WebhookDispatcher } from '../webhooks.js';
 

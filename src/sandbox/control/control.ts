@@ -9,7 +9,8 @@ import type { ControlPayment, FaultEntry, ModificationRecord, PosRecord, Session
 import type { RequestLog } from '../request-log/store.js';
 import { invalid } from '../responses.js';
 import type { Scheduler } from '../scheduler.js';
-import type { KeysetPage, SandboxStore } from '../store.js';
+import type { SandboxStore } from '../store.js';
+import type { KeysetPage } from '../store-records.js';
 import { cursorAfter, listingParams } from '../validation.js';
 import type { WebhookDispatcher } from '../webhooks.js';
 

@@ -15,7 +15,7 @@ export interface Received {
   complete: boolean;
 }
 
-/** `Headers.get` and `has` over Node's parsed headers. */
+/** `Headers.get` over Node's parsed headers. */
 export class NodeHeaders {
   readonly #headers: Received['headers'];
 
@@ -27,10 +27,6 @@ export class NodeHeaders {
     const value = this.#headers[name.toLowerCase()];
     if (value === undefined) return null;
     return Array.isArray(value) ? value.join(', ') : value;
-  }
-
-  has(name: string): boolean {
-    return this.#headers[name.toLowerCase()] !== undefined;
   }
 }
 
